@@ -1,0 +1,178 @@
+#include <catch2/catch.hpp>
+
+#include "hwsig/derive.h"
+#include "hwsig/series.h"
+
+using namespace hwsig;
+
+static const Metric *find(const Interval &iv, const std::string &id, const std::string &scope)
+{
+	for (const auto &m : iv.metrics)
+		if (m.id == id && m.scope == scope)
+			return &m;
+	return nullptr;
+}
+
+static const UnavailableNote *find_unavailable(const Interval &iv, const std::string &id,
+					       const std::string &scope)
+{
+	for (const auto &u : iv.unavailable)
+		if (u.id == id && u.scope == scope)
+			return &u;
+	return nullptr;
+}
+
+static Snapshot at(double seconds)
+{
+	Snapshot s;
+	s.mono_ns = static_cast<std::uint64_t>(seconds * 1e9);
+	s.realtime_ns = 1700000000000000000ull + s.mono_ns;
+	return s;
+}
+
+TEST_CASE("ratio of deltas per scope", "[derive]")
+{
+	Snapshot a = at(10), b = at(12);
+	a.add_counter(series::kCpuStealTicks, "cpu:0", 100, "procfs");
+	a.add_counter(series::kCpuTotalTicks, "cpu:0", 1000, "procfs");
+	b.add_counter(series::kCpuStealTicks, "cpu:0", 130, "procfs");
+	b.add_counter(series::kCpuTotalTicks, "cpu:0", 1200, "procfs");
+	auto iv = derive(a, b, {"sched.steal_ratio"});
+	CHECK(iv.interval_s == Approx(2.0));
+	const Metric *m = find(iv, "sched.steal_ratio", "cpu:0");
+	REQUIRE(m);
+	CHECK(m->value == Approx(30.0 / 200.0));
+	CHECK(m->unit == "ratio");
+	CHECK(m->source == "procfs");
+	CHECK(m->layer == Layer::Sched);
+}
+
+TEST_CASE("ratio with summed denominator (NUMA remote)", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	a.add_counter(series::kNumaLocal, "node:1", 1000, "procfs");
+	a.add_counter(series::kNumaOther, "node:1", 10, "procfs");
+	b.add_counter(series::kNumaLocal, "node:1", 1300, "procfs");
+	b.add_counter(series::kNumaOther, "node:1", 110, "procfs");
+	auto iv = derive(a, b, {});
+	const Metric *m = find(iv, "mem.numa_remote_ratio", "node:1");
+	REQUIRE(m);
+	CHECK(m->value == Approx(100.0 / 400.0));
+}
+
+TEST_CASE("rates use the interval and the rule's scale", "[derive]")
+{
+	Snapshot a = at(5), b = at(5.5);
+	a.add_counter(series::kImcCasReads, "socket:0", 1000, "kmod");
+	b.add_counter(series::kImcCasReads, "socket:0", 2000, "kmod");
+	auto iv = derive(a, b, {});
+	const Metric *m = find(iv, "mem.imc_read_bps", "socket:0");
+	REQUIRE(m);
+	CHECK(m->value == Approx(1000.0 * 64 / 0.5)); // CAS x 64 B, scaled once
+}
+
+TEST_CASE("multiplexed counters carry a note", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	a.add_counter(series::kPmuInstructions, "cpu:3", 0, "perf", 0.5);
+	a.add_counter(series::kPmuCycles, "cpu:3", 0, "perf", 0.5);
+	b.add_counter(series::kPmuInstructions, "cpu:3", 3000, "perf", 0.43);
+	b.add_counter(series::kPmuCycles, "cpu:3", 2000, "perf", 1.0);
+	auto iv = derive(a, b, {});
+	const Metric *m = find(iv, "cpu.ipc", "cpu:3");
+	REQUIRE(m);
+	CHECK(m->value == Approx(1.5));
+	CHECK(m->note.find("43%") != std::string::npos);
+}
+
+TEST_CASE("zero denominators, resets and new scopes are not made-up numbers", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	a.add_counter(series::kThpFaultAlloc, "system", 5, "procfs");
+	a.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
+	b.add_counter(series::kThpFaultAlloc, "system", 5, "procfs");
+	b.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
+	a.add_counter(series::kCpuStealTicks, "cpu:1", 50, "procfs");
+	a.add_counter(series::kCpuTotalTicks, "cpu:1", 500, "procfs");
+	b.add_counter(series::kCpuStealTicks, "cpu:1", 10, "procfs"); // reset (CPU re-onlined)
+	b.add_counter(series::kCpuTotalTicks, "cpu:1", 600, "procfs");
+	b.add_counter(series::kCpuStealTicks, "cpu:2", 1, "procfs"); // appeared
+	b.add_counter(series::kCpuTotalTicks, "cpu:2", 9, "procfs");
+	auto iv = derive(a, b, {"mem.thp_fallback_ratio", "sched.steal_ratio"});
+	CHECK_FALSE(find(iv, "mem.thp_fallback_ratio", "system"));
+	auto u = find_unavailable(iv, "mem.thp_fallback_ratio", "system");
+	REQUIRE(u);
+	CHECK(u->reason.find("no ") == 0);
+	CHECK_FALSE(find(iv, "sched.steal_ratio", "cpu:1"));
+	REQUIRE(find_unavailable(iv, "sched.steal_ratio", "cpu:1"));
+	CHECK(find_unavailable(iv, "sched.steal_ratio", "cpu:1")->reason.find("backwards") != std::string::npos);
+	CHECK_FALSE(find(iv, "sched.steal_ratio", "cpu:2"));
+}
+
+TEST_CASE("gauges, percentiles and entropy", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	b.add_gauge(series::kThermalHeadroom, "system", 21.5, "sysfs");
+	Histogram h0, h1;
+	h0.counts = {0, 0, 0, 0, 10};
+	h1.counts = {0, 0, 0, 0, 110}; // 100 new values in [16,32)
+	a.add_histogram(series::kRunqWaitUs, "system", h0, "bpf");
+	b.add_histogram(series::kRunqWaitUs, "system", h1, "bpf");
+	Histogram s0, s1;
+	s0.counts = {0, 0, 0, 0};
+	s1.counts = {25, 25, 25, 25};
+	a.add_histogram(series::kIoSeekSlots, "dev:vda", s0, "bpf");
+	b.add_histogram(series::kIoSeekSlots, "dev:vda", s1, "bpf");
+	a.add_histogram(series::kIoLatencyUs, "dev:vdb", h0, "bpf");
+	b.add_histogram(series::kIoLatencyUs, "dev:vdb", h0, "bpf"); // idle device
+	auto iv = derive(a, b, {});
+	REQUIRE(find(iv, "thermal.headroom_c", "system"));
+	CHECK(find(iv, "thermal.headroom_c", "system")->value == Approx(21.5));
+	REQUIRE(find(iv, "sched.runq_wait_p50_us", "system"));
+	CHECK(find(iv, "sched.runq_wait_p50_us", "system")->value == Approx(24.0));
+	REQUIRE(find(iv, "io.pattern_entropy", "dev:vda"));
+	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value == Approx(1.0));
+	CHECK_FALSE(find(iv, "io.latency_p50_us", "dev:vdb"));
+	REQUIRE(find_unavailable(iv, "io.latency_p50_us", "dev:vdb"));
+}
+
+TEST_CASE("every catalog id is either measured or unavailable with a reason", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	b.add_unavailable("cpu.ipc", "system", "no hardware PMU: running under a hypervisor");
+	auto iv = derive(a, b, {"cpu.ipc", "psi.cpu_some_pct"});
+	for (const auto &def : catalog()) {
+		bool seen = false;
+		for (const auto &u : iv.unavailable)
+			seen = seen || (u.id == def.id && !u.reason.empty());
+		CHECK(seen);
+	}
+	CHECK(find_unavailable(iv, "cpu.ipc", "system")->reason == "no hardware PMU: running under a hypervisor");
+	CHECK(find_unavailable(iv, "psi.cpu_some_pct", "system")->reason == "no data in this interval");
+	CHECK(find_unavailable(iv, "io.iops_read", "system")->reason == "no source for it in this build");
+}
+
+TEST_CASE("output is in catalog order, then natural scope order", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	for (int cpu : {10, 2, 1}) {
+		std::string scope = "cpu:" + std::to_string(cpu);
+		a.add_counter(series::kCpuStealTicks, scope, 0, "procfs");
+		a.add_counter(series::kCpuTotalTicks, scope, 0, "procfs");
+		b.add_counter(series::kCpuStealTicks, scope, 1, "procfs");
+		b.add_counter(series::kCpuTotalTicks, scope, 10, "procfs");
+	}
+	a.add_counter(series::kCpuStealTicks, "system", 0, "procfs");
+	a.add_counter(series::kCpuTotalTicks, "system", 0, "procfs");
+	b.add_counter(series::kCpuStealTicks, "system", 3, "procfs");
+	b.add_counter(series::kCpuTotalTicks, "system", 30, "procfs");
+	a.add_gauge(series::kPsiCpuSome, "system", 1, "procfs");
+	b.add_gauge(series::kPsiCpuSome, "system", 1, "procfs");
+	auto iv = derive(a, b, {});
+	REQUIRE(iv.metrics.size() == 5);
+	CHECK(iv.metrics[0].scope == "system");
+	CHECK(iv.metrics[1].scope == "cpu:1");
+	CHECK(iv.metrics[2].scope == "cpu:2");
+	CHECK(iv.metrics[3].scope == "cpu:10");
+	CHECK(iv.metrics[4].id == "psi.cpu_some_pct");
+}

@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include "hwsig/histogram.h"
+
+using namespace hwsig;
+
+static Histogram log2_hist(std::vector<std::uint64_t> counts)
+{
+	Histogram h;
+	h.counts = std::move(counts);
+	return h;
+}
+
+TEST_CASE("log2 slot ranges follow libbpf-tools' log2l", "[histogram]")
+{
+	Histogram h = log2_hist({0, 0, 0, 0});
+	CHECK(h.slot_range(0) == std::make_pair(0.0, 2.0));
+	CHECK(h.slot_range(1) == std::make_pair(2.0, 4.0));
+	CHECK(h.slot_range(3) == std::make_pair(8.0, 16.0));
+}
+
+TEST_CASE("percentile interpolates inside the slot", "[histogram]")
+{
+	// 100 values all in slot 3 ([8,16)): p50 is the middle of the slot.
+	Histogram h = log2_hist({0, 0, 0, 100});
+	CHECK(*percentile(h, 0.5) == Approx(12.0));
+	CHECK(*percentile(h, 1.0) == Approx(16.0));
+	// 90 in slot 1 ([2,4)), 10 in slot 5 ([32,64)): p50 in slot 1, p99 in slot 5.
+	Histogram two = log2_hist({0, 90, 0, 0, 0, 10});
+	CHECK(*percentile(two, 0.5) == Approx(2.0 + 2.0 * 50.0 / 90.0));
+	CHECK(*percentile(two, 0.99) == Approx(32.0 + 32.0 * 9.0 / 10.0));
+	CHECK_FALSE(percentile(log2_hist({0, 0}), 0.5));
+	CHECK_FALSE(percentile(h, 1.5));
+}
+
+TEST_CASE("linear percentiles are exact", "[histogram]")
+{
+	Histogram h;
+	h.layout = Histogram::Layout::Linear;
+	h.counts = {0, 0, 0, 10, 0, 1}; // ten 3s and one 5
+	CHECK(*percentile(h, 0.5) == 3.0);
+	CHECK(*percentile(h, 0.99) == 5.0);
+}
+
+TEST_CASE("delta detects resets", "[histogram]")
+{
+	Histogram a = log2_hist({1, 2, 3});
+	Histogram b = log2_hist({2, 2, 5, 1});
+	auto d = Histogram::delta(a, b);
+	REQUIRE(d);
+	CHECK(d->counts == std::vector<std::uint64_t>{1, 0, 2, 1});
+	CHECK_FALSE(Histogram::delta(b, a));
+	Histogram lin = b;
+	lin.layout = Histogram::Layout::Linear;
+	CHECK_FALSE(Histogram::delta(a, lin));
+}
+
+TEST_CASE("normalized entropy: 0 for one slot, 1 for uniform", "[histogram]")
+{
+	CHECK(*normalized_entropy(log2_hist({0, 0, 50, 0})) == Approx(0.0));
+	CHECK(*normalized_entropy(log2_hist({7, 7, 7, 7})) == Approx(1.0));
+	// Two equally likely slots out of four: 1 bit / 2 bits.
+	CHECK(*normalized_entropy(log2_hist({5, 0, 5, 0})) == Approx(0.5));
+	CHECK_FALSE(normalized_entropy(log2_hist({0, 0})));
+}

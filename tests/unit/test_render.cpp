@@ -1,0 +1,61 @@
+#include <catch2/catch.hpp>
+
+#include "hwsig/render.h"
+
+using namespace hwsig;
+
+static Interval sample()
+{
+	Interval iv;
+	iv.realtime_ns = 1700000000500000000ull;
+	iv.interval_s = 0.5;
+	iv.metrics.push_back({"sched.steal_ratio", "system", 0.125, "ratio", "procfs.stat", "", Layer::Sched});
+	iv.metrics.push_back({"sched.steal_ratio", "cpu:1", 0.25, "ratio", "procfs.stat", "", Layer::Sched});
+	iv.metrics.push_back({"cpu.ipc", "vm:web01", 1.5, "insn/cycle", "perf", "multiplexed: counted 50% of the time, scaled", Layer::Cpu});
+	iv.unavailable.push_back({"cpu.ipc", "system", "no hardware PMU: \"quoted\"\n"});
+	iv.unavailable.push_back({"io.iops_read", "dev:vda", "no events in this interval"});
+	iv.unavailable.push_back({"io.iops_read", "dev:vdb", "no events in this interval"});
+	return iv;
+}
+
+TEST_CASE("json: one object, exact schema, escaped", "[render]")
+{
+	RenderOptions opt;
+	std::string j = render_json(sample(), opt);
+	CHECK(j.find('\n') == std::string::npos);
+	CHECK(j.rfind("{\"timestamp\":1700000000.5,\"interval_s\":0.5,\"metrics\":[", 0) == 0);
+	CHECK(j.find("{\"id\":\"sched.steal_ratio\",\"value\":0.125,\"unit\":\"ratio\",\"scope\":\"system\",\"source\":\"procfs.stat\"}") != std::string::npos);
+	CHECK(j.find("cpu:1") == std::string::npos); // per-CPU hidden by default
+	CHECK(j.find("\"note\":\"multiplexed: counted 50% of the time, scaled\"") != std::string::npos);
+	CHECK(j.find("\"reason\":\"no hardware PMU: \\\"quoted\\\"\\n\"") != std::string::npos);
+	opt.per_cpu = true;
+	CHECK(render_json(sample(), opt).find("\"scope\":\"cpu:1\"") != std::string::npos);
+}
+
+TEST_CASE("table groups by layer and lists unavailable metrics", "[render]")
+{
+	RenderOptions opt;
+	std::string t = render_table(sample(), opt);
+	auto cpu = t.find("\nCPU\n"), sched = t.find("\nScheduler\n"), unav = t.find("\nUnavailable\n");
+	REQUIRE(cpu != std::string::npos);
+	REQUIRE(sched != std::string::npos);
+	REQUIRE(unav != std::string::npos);
+	CHECK(cpu < sched);
+	CHECK(sched < unav);
+	CHECK(t.find("0.125") != std::string::npos);
+	CHECK(t.find("dev:vda +1") != std::string::npos); // two scopes, one reason: one line
+	// cpu.ipc has a value for vm:web01, so its system note hides without -v.
+	CHECK(t.find("no hardware PMU") == std::string::npos);
+	opt.verbose = true;
+	CHECK(render_table(sample(), opt).find("no hardware PMU") != std::string::npos);
+}
+
+TEST_CASE("vm view keeps that VM and the host", "[render]")
+{
+	RenderOptions opt;
+	opt.vm = "web01";
+	CHECK(scope_visible("vm:web01", opt));
+	CHECK(scope_visible("system", opt));
+	CHECK_FALSE(scope_visible("vm:db02", opt));
+	CHECK_FALSE(scope_visible("dev:vda", opt));
+}

@@ -1,0 +1,76 @@
+// hwsigctl: option parsing and subcommand dispatch only.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+struct Command {
+	const char *name;
+	int (*run)(const std::vector<std::string> &args);
+	const char *summary;
+};
+
+const Command kCommands[] = {
+	{"stat", cmd_stat, "live metrics from every layer, per interval (default command)"},
+};
+
+void print_help()
+{
+	std::printf("usage: hwsigctl [--version] [--help] <command> [options]\n\n"
+		    "Always-on hardware + kernel signal monitor for KVM hosts.\n\ncommands:\n");
+	for (const auto &c : kCommands)
+		std::printf("  %-8s %s\n", c.name, c.summary);
+	std::printf("\n'hwsigctl <command> --help' describes a command's options.\n"
+		    "examples:\n"
+		    "  hwsigctl stat                       one table per second until Ctrl-C\n"
+		    "  hwsigctl stat -d 10 --format json   ten JSON lines\n");
+}
+
+} // namespace
+
+namespace hwsigctl {
+
+int usage_error(const std::string &cmd, const std::string &msg)
+{
+	std::fprintf(stderr, "hwsigctl %s: %s\nTry 'hwsigctl %s --help'.\n", cmd.c_str(), msg.c_str(),
+		     cmd.c_str());
+	return 2;
+}
+
+} // namespace hwsigctl
+
+int main(int argc, char **argv)
+{
+	std::vector<std::string> args(argv + 1, argv + argc);
+	if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+		print_help();
+		return 0;
+	}
+	if (!args.empty() && args[0] == "--version") {
+		std::printf("hwsigctl %s\n", HWSIG_VERSION);
+		return 0;
+	}
+	std::string name = "stat";
+	if (!args.empty() && args[0].rfind("-", 0) != 0) {
+		name = args[0];
+		args.erase(args.begin());
+	}
+	for (const auto &c : kCommands) {
+		if (name != c.name)
+			continue;
+		try {
+			return c.run(args);
+		} catch (const std::exception &e) {
+			std::fprintf(stderr, "hwsigctl %s: %s\n", c.name, e.what());
+			return 1;
+		}
+	}
+	std::fprintf(stderr, "hwsigctl: unknown command '%s'\n", name.c_str());
+	print_help();
+	return 2;
+}

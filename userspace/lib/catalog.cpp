@@ -1,0 +1,168 @@
+// The catalog of the brief, plus a few documented extensions (in_brief =
+// false). Order here is the order of output. Documentation/metrics.rst
+// defines every entry; keep the two in step.
+#include "hwsig/catalog.h"
+
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+namespace s = series;
+using K = Rule::Kind;
+
+std::string_view layer_name(Layer l)
+{
+	switch (l) {
+	case Layer::Cpu: return "CPU";
+	case Layer::Memory: return "Memory/NUMA";
+	case Layer::Io: return "I/O";
+	case Layer::Vhost: return "vhost/virtio";
+	case Layer::Sched: return "Scheduler";
+	case Layer::Thermal: return "Thermal";
+	case Layer::Pressure: return "Pressure";
+	}
+	return "?";
+}
+
+static MetricDef ratio(const char *id, const char *unit, Layer layer, const char *source,
+		       const char *desc, std::vector<std::string> num,
+		       std::vector<std::string> den, double scale = 1.0, bool in_brief = true)
+{
+	return {id, unit, layer, source, desc, {K::Ratio, std::move(num), std::move(den), scale, 0}, in_brief};
+}
+
+static MetricDef rate(const char *id, const char *unit, Layer layer, const char *source,
+		      const char *desc, std::vector<std::string> num, double scale = 1.0,
+		      bool in_brief = true)
+{
+	return {id, unit, layer, source, desc, {K::Rate, std::move(num), {}, scale, 0}, in_brief};
+}
+
+static MetricDef gauge(const char *id, const char *unit, Layer layer, const char *source,
+		       const char *desc, const char *name, bool in_brief = true)
+{
+	return {id, unit, layer, source, desc, {K::Gauge, {name}, {}, 1.0, 0}, in_brief};
+}
+
+static MetricDef pct(const char *id, const char *unit, Layer layer, const char *source,
+		     const char *desc, const char *hist, double q, bool in_brief = true)
+{
+	return {id, unit, layer, source, desc, {K::Percentile, {hist}, {}, 1.0, q}, in_brief};
+}
+
+static std::vector<MetricDef> build_catalog()
+{
+	const auto cpu = Layer::Cpu, mem = Layer::Memory, io = Layer::Io, vh = Layer::Vhost,
+		   sch = Layer::Sched, th = Layer::Thermal, ps = Layer::Pressure;
+	std::vector<MetricDef> c;
+	// CPU: core PMU
+	c.push_back(ratio("cpu.ipc", "insn/cycle", cpu, "PMU", "instructions / cycles",
+			  {s::kPmuInstructions}, {s::kPmuCycles}));
+	c.push_back(ratio("cpu.stall_ratio", "ratio", cpu, "PMU",
+			  "stalled cycles / cycles (per-vendor equivalent, Documentation/pmu.rst)",
+			  {s::kPmuStallCycles}, {s::kPmuCycles}));
+	c.push_back(ratio("cpu.l1d_mpki", "MPKI", cpu, "PMU", "L1D misses per 1000 instructions",
+			  {s::kPmuL1dMisses}, {s::kPmuInstructions}, 1000));
+	c.push_back(ratio("cpu.l2_mpki", "MPKI", cpu, "PMU", "L2 misses per 1000 instructions",
+			  {s::kPmuL2Misses}, {s::kPmuInstructions}, 1000));
+	c.push_back(ratio("cpu.llc_mpki", "MPKI", cpu, "PMU", "LLC misses per 1000 instructions",
+			  {s::kPmuLlcMisses}, {s::kPmuInstructions}, 1000));
+	c.push_back(ratio("cpu.llc_miss_ratio", "ratio", cpu, "PMU", "LLC misses / LLC references",
+			  {s::kPmuLlcMisses}, {s::kPmuLlcReferences}));
+	c.push_back(ratio("cpu.branch_miss_ratio", "ratio", cpu, "PMU", "branch misses / branches",
+			  {s::kPmuBranchMisses}, {s::kPmuBranches}));
+	c.push_back(ratio("cpu.dtlb_mpki", "MPKI", cpu, "PMU", "data TLB walks per 1000 instructions",
+			  {s::kPmuDtlbMisses}, {s::kPmuInstructions}, 1000));
+	c.push_back(ratio("cpu.itlb_mpki", "MPKI", cpu, "PMU",
+			  "instruction TLB walks per 1000 instructions",
+			  {s::kPmuItlbMisses}, {s::kPmuInstructions}, 1000));
+	// Memory / NUMA
+	c.push_back(rate("mem.imc_read_bps", "B/s", mem, "uncore PMU", "DRAM read bytes/s (CAS x 64 B)",
+			 {s::kImcCasReads}, 64));
+	c.push_back(rate("mem.imc_write_bps", "B/s", mem, "uncore PMU",
+			 "DRAM write bytes/s (CAS x 64 B)", {s::kImcCasWrites}, 64));
+	c.push_back(ratio("mem.numa_remote_ratio", "ratio", mem, "numastat",
+			  "remote / (local + remote) page allocations in the interval",
+			  {s::kNumaOther}, {s::kNumaLocal, s::kNumaOther}));
+	c.push_back(rate("mem.page_migrations_ps", "pages/s", mem, "/proc/vmstat",
+			 "pages migrated per second (pgmigrate_success)", {s::kPgmigrateSuccess}));
+	c.push_back(rate("mem.numa_pages_migrated_ps", "pages/s", mem, "/proc/vmstat",
+			 "pages migrated by NUMA balancing per second (numa_pages_migrated)",
+			 {s::kNumaPagesMigrated}, 1.0, false));
+	c.push_back(gauge("mem.hugepage_utilization", "ratio", mem, "sysfs hugepages",
+			  "HugeTLB pages in use / total, per page size", s::kHugepageUtilization));
+	c.push_back(gauge("mem.thp_anon_bytes", "B", mem, "/proc/meminfo",
+			  "anonymous memory backed by transparent huge pages", s::kThpAnonBytes));
+	c.push_back(ratio("mem.thp_fallback_ratio", "ratio", mem, "/proc/vmstat",
+			  "THP faults that fell back to small pages / all THP fault attempts",
+			  {s::kThpFaultFallback}, {s::kThpFaultAlloc, s::kThpFaultFallback}));
+	// I/O: BPF block
+	c.push_back(rate("io.iops_read", "req/s", io, "BPF block", "completed read requests/s",
+			 {s::kIoReads}));
+	c.push_back(rate("io.iops_write", "req/s", io, "BPF block", "completed write requests/s",
+			 {s::kIoWrites}));
+	c.push_back(pct("io.latency_p50_us", "us", io, "BPF block", "issue -> complete, median",
+			s::kIoLatencyUs, 0.50));
+	c.push_back(pct("io.latency_p99_us", "us", io, "BPF block", "issue -> complete, 99th percentile",
+			s::kIoLatencyUs, 0.99));
+	c.push_back(pct("io.queue_p50_us", "us", io, "BPF block", "insert -> issue (queue time), median",
+			s::kIoQueueUs, 0.50));
+	c.push_back(pct("io.queue_p99_us", "us", io, "BPF block",
+			"insert -> issue (queue time), 99th percentile", s::kIoQueueUs, 0.99));
+	c.push_back({"io.pattern_entropy", "0..1", io, "BPF block",
+		     "normalized entropy of log2 seek distances: sequential ~0, random ~1",
+		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}, true});
+	// vhost
+	c.push_back(pct("vhost.queue_depth_p50", "descriptors", vh, "BPF vhost",
+			"outstanding descriptors (avail - last_avail) seen by the worker, median",
+			s::kVhostDepth, 0.50));
+	c.push_back(pct("vhost.queue_depth_p99", "descriptors", vh, "BPF vhost",
+			"outstanding descriptors seen by the worker, 99th percentile", s::kVhostDepth,
+			0.99));
+	c.push_back(rate("vhost.ring_stalls_ps", "stalls/s", vh, "BPF vhost",
+			 "worker had work pending but no descriptors, per second", {s::kVhostStalls}));
+	// Scheduler
+	c.push_back(pct("sched.runq_wait_p50_us", "us", sch, "BPF sched",
+			"wakeup or preemption -> running, median", s::kRunqWaitUs, 0.50));
+	c.push_back(pct("sched.runq_wait_p99_us", "us", sch, "BPF sched",
+			"wakeup or preemption -> running, 99th percentile", s::kRunqWaitUs, 0.99));
+	c.push_back(ratio("sched.runq_wait_avg_us", "us", sch, "schedstat",
+			  "procfs estimate: run-queue wait per timeslice (run_delay / pcount)",
+			  {s::kSchedstatRunDelayNs}, {s::kSchedstatTimeslices}, 1e-3, false));
+	c.push_back(ratio("sched.steal_ratio", "ratio", sch, "/proc/stat", "steal / total CPU time",
+			  {s::kCpuStealTicks}, {s::kCpuTotalTicks}));
+	c.push_back(rate("sched.involuntary_ctxsw_ps", "switches/s", sch, "BPF sched",
+			 "preemptions/s (switched out while still runnable)", {s::kInvoluntarySwitches}));
+	// Thermal
+	c.push_back(gauge("thermal.headroom_c", "degC", th, "sysfs thermal/hwmon",
+			  "throttle point - temperature; system = minimum over the host",
+			  s::kThermalHeadroom));
+	// Pressure
+	c.push_back(gauge("psi.cpu_some_pct", "%", ps, "/proc/pressure", "CPU pressure, some, avg10",
+			  s::kPsiCpuSome));
+	c.push_back(gauge("psi.memory_some_pct", "%", ps, "/proc/pressure",
+			  "memory pressure, some, avg10", s::kPsiMemorySome));
+	c.push_back(gauge("psi.memory_full_pct", "%", ps, "/proc/pressure",
+			  "memory pressure, full, avg10", s::kPsiMemoryFull, false));
+	c.push_back(gauge("psi.io_some_pct", "%", ps, "/proc/pressure", "I/O pressure, some, avg10",
+			  s::kPsiIoSome));
+	c.push_back(gauge("psi.io_full_pct", "%", ps, "/proc/pressure", "I/O pressure, full, avg10",
+			  s::kPsiIoFull, false));
+	return c;
+}
+
+const std::vector<MetricDef> &catalog()
+{
+	static const std::vector<MetricDef> c = build_catalog();
+	return c;
+}
+
+const MetricDef *find_metric(std::string_view id)
+{
+	for (const auto &d : catalog())
+		if (d.id == id)
+			return &d;
+	return nullptr;
+}
+
+} // namespace hwsig

@@ -1,0 +1,267 @@
+#include "hwsig/derive.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+namespace hwsig {
+
+namespace {
+
+// "cpu:2" before "cpu:10"; "system" first.
+bool scope_less(const std::string &a, const std::string &b)
+{
+	if (a == b)
+		return false;
+	if (a == "system")
+		return true;
+	if (b == "system")
+		return false;
+	std::size_t i = 0, j = 0;
+	while (i < a.size() && j < b.size()) {
+		bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+		if (da && db) {
+			std::size_t ei = i, ej = j;
+			while (ei < a.size() && a[ei] >= '0' && a[ei] <= '9')
+				++ei;
+			while (ej < b.size() && b[ej] >= '0' && b[ej] <= '9')
+				++ej;
+			std::string_view na(a.data() + i, ei - i), nb(b.data() + j, ej - j);
+			while (na.size() > 1 && na.front() == '0')
+				na.remove_prefix(1);
+			while (nb.size() > 1 && nb.front() == '0')
+				nb.remove_prefix(1);
+			if (na.size() != nb.size())
+				return na.size() < nb.size();
+			if (na != nb)
+				return na < nb;
+			i = ei;
+			j = ej;
+			continue;
+		}
+		if (a[i] != b[j])
+			return a[i] < b[j];
+		++i;
+		++j;
+	}
+	return a.size() - i < b.size() - j;
+}
+
+std::string multiplex_note(double fraction)
+{
+	char buf[96];
+	std::snprintf(buf, sizeof(buf), "multiplexed: counted %.0f%% of the time, scaled",
+		      fraction * 100.0);
+	return buf;
+}
+
+class Deriver {
+public:
+	Deriver(const Snapshot &prev, const Snapshot &cur, Interval &out)
+		: prev_(prev), cur_(cur), out_(out)
+	{
+		dt_ = cur.mono_ns > prev.mono_ns ? static_cast<double>(cur.mono_ns - prev.mono_ns) / 1e9 : 0;
+	}
+
+	void run(const MetricDef &def)
+	{
+		switch (def.rule.kind) {
+		case Rule::Kind::Ratio:
+		case Rule::Kind::Rate:
+			counters(def);
+			break;
+		case Rule::Kind::Gauge:
+			gauges(def);
+			break;
+		case Rule::Kind::Percentile:
+		case Rule::Kind::Entropy:
+			histograms(def);
+			break;
+		}
+	}
+
+private:
+	void emit(const MetricDef &def, const std::string &scope, double value,
+		  const std::string &source, std::string note = {})
+	{
+		if (!std::isfinite(value)) {
+			unavailable(def, scope, "not a finite number in this interval");
+			return;
+		}
+		out_.metrics.push_back({def.id, scope, value, def.unit, source, std::move(note), def.layer});
+	}
+
+	void unavailable(const MetricDef &def, const std::string &scope, std::string reason)
+	{
+		out_.unavailable.push_back({def.id, scope, std::move(reason)});
+	}
+
+	// Sum of deltas of the named counters at scope; nullopt (with a note)
+	// when any is missing or went backwards.
+	struct Sum {
+		double delta = 0;
+		double min_fraction = 1.0;
+	};
+	std::optional<Sum> sum_deltas(const MetricDef &def, const std::vector<std::string> &names,
+				      const std::string &scope)
+	{
+		Sum s;
+		for (const auto &name : names) {
+			const CounterPoint *c = cur_.counter(name, scope);
+			const CounterPoint *p = prev_.counter(name, scope);
+			if (!c || !p) {
+				if (c && !p)
+					return std::nullopt; // appeared in this interval: next time
+				unavailable(def, scope, "incomplete data: no " + name + " for this scope");
+				return std::nullopt;
+			}
+			if (c->value < p->value) {
+				unavailable(def, scope, name + " went backwards (counter reset)");
+				return std::nullopt;
+			}
+			s.delta += c->value - p->value;
+			s.min_fraction = std::min({s.min_fraction, c->running_fraction, p->running_fraction});
+		}
+		return s;
+	}
+
+	void counters(const MetricDef &def)
+	{
+		const auto &rule = def.rule;
+		auto series = cur_.counters().find(rule.num.front());
+		if (series == cur_.counters().end())
+			return;
+		for (const auto &[scope, point] : series->second.by_scope) {
+			(void)point;
+			if (!prev_.counter(rule.num.front(), scope))
+				continue; // first sighting of this scope
+			auto num = sum_deltas(def, rule.num, scope);
+			if (!num)
+				continue;
+			std::string note;
+			double value = 0;
+			if (rule.kind == Rule::Kind::Rate) {
+				if (dt_ <= 0) {
+					unavailable(def, scope, "zero-length interval");
+					continue;
+				}
+				value = rule.scale * num->delta / dt_;
+			} else {
+				auto den = sum_deltas(def, rule.den, scope);
+				if (!den)
+					continue;
+				if (den->delta <= 0) {
+					unavailable(def, scope, "no " + join(rule.den) + " in this interval");
+					continue;
+				}
+				value = rule.scale * num->delta / den->delta;
+				num->min_fraction = std::min(num->min_fraction, den->min_fraction);
+			}
+			if (num->min_fraction < 0.999)
+				note = multiplex_note(num->min_fraction);
+			emit(def, scope, value, series->second.source, std::move(note));
+		}
+	}
+
+	void gauges(const MetricDef &def)
+	{
+		auto series = cur_.gauges().find(def.rule.num.front());
+		if (series == cur_.gauges().end())
+			return;
+		for (const auto &[scope, value] : series->second.by_scope)
+			emit(def, scope, def.rule.scale * value, series->second.source);
+	}
+
+	void histograms(const MetricDef &def)
+	{
+		auto series = cur_.histograms().find(def.rule.num.front());
+		if (series == cur_.histograms().end())
+			return;
+		for (const auto &[scope, hist] : series->second.by_scope) {
+			const Histogram *before = prev_.histogram(def.rule.num.front(), scope);
+			if (!before)
+				continue;
+			auto d = Histogram::delta(*before, hist);
+			if (!d) {
+				unavailable(def, scope, "histogram went backwards (collector reset)");
+				continue;
+			}
+			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
+									 : normalized_entropy(*d);
+			if (!v) {
+				unavailable(def, scope, "no events in this interval");
+				continue;
+			}
+			emit(def, scope, def.rule.scale * *v, series->second.source);
+		}
+	}
+
+	static std::string join(const std::vector<std::string> &names)
+	{
+		std::string out;
+		for (const auto &n : names)
+			out += (out.empty() ? "" : "+") + n;
+		return out;
+	}
+
+	const Snapshot &prev_;
+	const Snapshot &cur_;
+	Interval &out_;
+	double dt_ = 0;
+};
+
+} // namespace
+
+Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std::string> &claimed_ids)
+{
+	Interval out;
+	out.realtime_ns = cur.realtime_ns;
+	out.interval_s = cur.mono_ns > prev.mono_ns ? static_cast<double>(cur.mono_ns - prev.mono_ns) / 1e9 : 0;
+	Deriver deriver(prev, cur, out);
+	for (const auto &def : catalog())
+		deriver.run(def);
+
+	// Sources' own reasons, then a reason for every catalog id left empty.
+	std::set<std::pair<std::string, std::string>> noted;
+	for (const auto &u : out.unavailable)
+		noted.insert({u.id, u.scope});
+	for (const auto &u : cur.unavailable())
+		if (noted.insert({u.id, u.scope}).second)
+			out.unavailable.push_back(u);
+	std::set<std::string> with_value, with_note;
+	for (const auto &m : out.metrics)
+		with_value.insert(m.id);
+	for (const auto &u : out.unavailable)
+		with_note.insert(u.id);
+	std::set<std::string> claimed(claimed_ids.begin(), claimed_ids.end());
+	for (const auto &def : catalog()) {
+		if (with_value.count(def.id) || with_note.count(def.id))
+			continue;
+		out.unavailable.push_back({def.id, "system",
+					   claimed.count(def.id) ? "no data in this interval"
+								 : "no source for it in this build"});
+	}
+
+	// Catalog order, then natural scope order.
+	std::map<std::string, std::size_t, std::less<>> rank;
+	for (std::size_t i = 0; i < catalog().size(); ++i)
+		rank.emplace(catalog()[i].id, i);
+	auto order = [&](const std::string &id) {
+		auto it = rank.find(id);
+		return it == rank.end() ? rank.size() : it->second;
+	};
+	std::stable_sort(out.metrics.begin(), out.metrics.end(), [&](const Metric &a, const Metric &b) {
+		auto ra = order(a.id), rb = order(b.id);
+		return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
+	});
+	std::stable_sort(out.unavailable.begin(), out.unavailable.end(),
+			 [&](const UnavailableNote &a, const UnavailableNote &b) {
+				 auto ra = order(a.id), rb = order(b.id);
+				 return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
+			 });
+	return out;
+}
+
+} // namespace hwsig

@@ -1,0 +1,93 @@
+#include "hwsig/histogram.h"
+
+#include <cmath>
+
+namespace hwsig {
+
+std::pair<double, double> Histogram::slot_range(std::size_t i) const
+{
+	if (layout == Layout::Linear)
+		return {static_cast<double>(i), static_cast<double>(i + 1)};
+	if (i == 0)
+		return {0.0, 2.0};
+	return {std::ldexp(1.0, static_cast<int>(i)), std::ldexp(1.0, static_cast<int>(i) + 1)};
+}
+
+std::uint64_t Histogram::total() const
+{
+	std::uint64_t t = 0;
+	for (auto c : counts)
+		t += c;
+	return t;
+}
+
+std::optional<Histogram> Histogram::delta(const Histogram &prev, const Histogram &cur)
+{
+	if (prev.layout != cur.layout)
+		return std::nullopt;
+	Histogram d;
+	d.layout = cur.layout;
+	d.counts.resize(cur.counts.size());
+	for (std::size_t i = 0; i < cur.counts.size(); ++i) {
+		std::uint64_t before = i < prev.counts.size() ? prev.counts[i] : 0;
+		if (cur.counts[i] < before)
+			return std::nullopt;
+		d.counts[i] = cur.counts[i] - before;
+	}
+	// A slot that disappeared and had counts means the source was reset.
+	for (std::size_t i = cur.counts.size(); i < prev.counts.size(); ++i)
+		if (prev.counts[i] != 0)
+			return std::nullopt;
+	return d;
+}
+
+std::optional<double> percentile(const Histogram &h, double q)
+{
+	std::uint64_t total = h.total();
+	if (total == 0 || !(q >= 0.0 && q <= 1.0))
+		return std::nullopt;
+	double rank = q * static_cast<double>(total);
+	double below = 0;
+	for (std::size_t i = 0; i < h.counts.size(); ++i) {
+		if (h.counts[i] == 0)
+			continue;
+		double in_slot = static_cast<double>(h.counts[i]);
+		if (rank <= below + in_slot) {
+			auto [lo, hi] = h.slot_range(i);
+			// Linear slots hold exact integer values: no interpolation.
+			if (h.layout == Histogram::Layout::Linear)
+				return lo;
+			double frac = (rank - below) / in_slot;
+			if (frac < 0)
+				frac = 0;
+			return lo + (hi - lo) * frac;
+		}
+		below += in_slot;
+	}
+	// Rounding left rank a hair above the total: the last non-empty slot.
+	for (std::size_t i = h.counts.size(); i-- > 0;)
+		if (h.counts[i] != 0)
+			return h.layout == Histogram::Layout::Linear ? h.slot_range(i).first
+								      : h.slot_range(i).second;
+	return std::nullopt;
+}
+
+std::optional<double> normalized_entropy(const Histogram &h)
+{
+	std::uint64_t total = h.total();
+	if (total == 0)
+		return std::nullopt;
+	if (h.counts.size() < 2)
+		return 0.0;
+	double entropy = 0;
+	for (auto c : h.counts) {
+		if (c == 0)
+			continue;
+		double p = static_cast<double>(c) / static_cast<double>(total);
+		entropy -= p * std::log2(p);
+	}
+	double norm = entropy / std::log2(static_cast<double>(h.counts.size()));
+	return norm < 0 ? 0.0 : (norm > 1 ? 1.0 : norm);
+}
+
+} // namespace hwsig

@@ -1,0 +1,43 @@
+// The metric catalog: stable ids (the user-visible contract of the brief),
+// each with unit, layer, source and the rule that derives it from two
+// snapshots. Documentation/metrics.rst defines every entry.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hwsig {
+
+enum class Layer { Cpu, Memory, Io, Vhost, Sched, Thermal, Pressure };
+std::string_view layer_name(Layer l); // "CPU", "Memory/NUMA", ...
+
+struct Rule {
+	enum class Kind {
+		Ratio,      // scale * sum(delta num) / sum(delta den); counters
+		Rate,       // scale * sum(delta num) / interval seconds; counters
+		Gauge,      // scale * gauge num[0] at the later snapshot
+		Percentile, // percentile q of delta histogram num[0], times scale
+		Entropy,    // normalized entropy of delta histogram num[0]
+	};
+	Kind kind;
+	std::vector<std::string> num;
+	std::vector<std::string> den;
+	double scale = 1.0;
+	double q = 0.0;
+};
+
+struct MetricDef {
+	std::string id;
+	std::string unit;
+	Layer layer;
+	std::string source;      // what produces it, for humans: "PMU", "procfs", "BPF sched"...
+	std::string description; // one line
+	Rule rule;
+	bool in_brief = true;    // false: an extension beyond the brief's catalog
+};
+
+const std::vector<MetricDef> &catalog();
+const MetricDef *find_metric(std::string_view id);
+
+} // namespace hwsig

@@ -1,0 +1,42 @@
+// Histograms as the sources deliver them: cumulative bucket counts in a known
+// layout. Derivation works on the difference of two snapshots.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace hwsig {
+
+struct Histogram {
+	enum class Layout : std::uint8_t {
+		// Slot 0 holds values 0..1, slot k>=1 holds [2^k, 2^(k+1)):
+		// the layout of libbpf-tools' log2l() histograms.
+		Log2,
+		// Slot i holds exactly the value i; the last slot holds >= its index.
+		Linear,
+	};
+	Layout layout = Layout::Log2;
+	std::vector<std::uint64_t> counts;
+
+	// [low, high) of values that fall in slot i.
+	std::pair<double, double> slot_range(std::size_t i) const;
+	std::uint64_t total() const;
+	// Slot-wise cur - prev; nullopt when a slot went backwards (reset) or the
+	// layouts differ.
+	static std::optional<Histogram> delta(const Histogram &prev, const Histogram &cur);
+};
+
+// q in [0,1]. Linear interpolation inside the slot that holds the q-th
+// value. Error bound: the true quantile lies in that slot, so the error is at
+// most the slot width (for Log2: a factor of 2). nullopt when empty.
+std::optional<double> percentile(const Histogram &h, double q);
+
+// Shannon entropy of the slot distribution normalised by log2(number of
+// slots): 0 when all values share one slot, 1 when uniform over all slots.
+// nullopt when empty.
+std::optional<double> normalized_entropy(const Histogram &h);
+
+} // namespace hwsig

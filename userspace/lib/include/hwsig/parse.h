@@ -1,0 +1,28 @@
+// Strict parsing helpers shared by every procfs/sysfs parser: no exceptions,
+// no silent truncation, overflow and garbage are rejected.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace hwsig {
+
+// Whole string must be a base-10 unsigned/signed integer (surrounding
+// whitespace allowed). Overflow, sign on unsigned, empty: nullopt.
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+std::optional<std::int64_t> parse_i64(std::string_view s);
+// Finite decimal number ("12.34"), whitespace allowed around it.
+std::optional<double> parse_double(std::string_view s);
+
+std::string_view trim(std::string_view s);
+// Splits on any run of spaces/tabs; no empty fields.
+std::vector<std::string_view> split_ws(std::string_view s);
+// Splits into lines (without '\n'); a trailing newline adds no empty line.
+std::vector<std::string_view> split_lines(std::string_view s);
+
+// Parses a CPU list such as "0-3,8,10-11" (sysfs cpumask/online format).
+std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view s);
+
+} // namespace hwsig

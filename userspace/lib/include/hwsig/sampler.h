@@ -1,0 +1,33 @@
+// Owns the configured sources; takes snapshots (discovering VMs first).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hwsig/source.h"
+
+namespace hwsig {
+
+class Sampler {
+public:
+	Sampler(std::vector<SourcePtr> sources, std::string root = "/");
+	Snapshot take();
+	const std::vector<Vm> &vms() const { return vms_; }
+	std::vector<std::string> claimed_ids() const;
+
+private:
+	std::vector<SourcePtr> sources_;
+	std::string root_;
+	std::vector<Vm> vms_;
+};
+
+struct SourceOptions {
+	std::string root = "/";
+	bool bpf = true;  // attach BPF collectors (needs root)
+	bool kmod = true; // use /dev/hwsig, else perf_event_open
+};
+
+// Every source this build has, in catalog order of layers.
+std::vector<SourcePtr> default_sources(const SourceOptions &opt);
+
+} // namespace hwsig

@@ -1,0 +1,72 @@
+// Names of the raw series sources put into a Snapshot and the catalog's rules
+// read. A source and the catalog must agree on these, so they live here once.
+#pragma once
+
+namespace hwsig::series {
+
+// procfs /proc/stat (jiffies, cumulative). Scopes: system, cpu:N.
+inline constexpr const char *kCpuStealTicks = "stat.steal";
+inline constexpr const char *kCpuTotalTicks = "stat.total";
+
+// NUMA allocations (pages, cumulative) from node*/numastat. Scopes: node:N, system.
+inline constexpr const char *kNumaLocal = "numa.local_node";
+inline constexpr const char *kNumaOther = "numa.other_node";
+// /proc/vmstat page migrations (pages, cumulative). Scope: system.
+inline constexpr const char *kPgmigrateSuccess = "vmstat.pgmigrate_success";
+inline constexpr const char *kNumaPagesMigrated = "vmstat.numa_pages_migrated";
+// THP faults (cumulative). Scope: system.
+inline constexpr const char *kThpFaultAlloc = "vmstat.thp_fault_alloc";
+inline constexpr const char *kThpFaultFallback = "vmstat.thp_fault_fallback";
+
+// Gauges. Hugepages: scope hugepages:<size>kB (and node:N when per node).
+inline constexpr const char *kHugepageUtilization = "meminfo.hugepage_utilization";
+inline constexpr const char *kThpAnonBytes = "meminfo.thp_anon_bytes";
+// Thermal: scope zone:NAME (thermal zones, hwmon sensors) and system (minimum).
+inline constexpr const char *kThermalHeadroom = "thermal.headroom_c";
+// PSI avg10 percentages. Scope: system (and vm:/cgroup later).
+inline constexpr const char *kPsiCpuSome = "psi.cpu_some_avg10";
+inline constexpr const char *kPsiMemorySome = "psi.memory_some_avg10";
+inline constexpr const char *kPsiMemoryFull = "psi.memory_full_avg10";
+inline constexpr const char *kPsiIoSome = "psi.io_some_avg10";
+inline constexpr const char *kPsiIoFull = "psi.io_full_avg10";
+
+// /proc/schedstat and /proc/PID/task/TID/schedstat: run_delay (ns) and
+// timeslices (pcount), cumulative. Scopes: cpu:N, system, vm:NAME.
+inline constexpr const char *kSchedstatRunDelayNs = "schedstat.run_delay_ns";
+inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
+
+// Core PMU counts (scaled for multiplexing; running_fraction says how much).
+// Scopes: cpu:N, system, (vm:NAME when counted per VM).
+inline constexpr const char *kPmuCycles = "pmu.cycles";
+inline constexpr const char *kPmuInstructions = "pmu.instructions";
+inline constexpr const char *kPmuStallCycles = "pmu.stall_cycles"; // vendor's best equivalent
+inline constexpr const char *kPmuL1dMisses = "pmu.l1d_misses";
+inline constexpr const char *kPmuL2Misses = "pmu.l2_misses";
+inline constexpr const char *kPmuLlcReferences = "pmu.llc_references";
+inline constexpr const char *kPmuLlcMisses = "pmu.llc_misses";
+inline constexpr const char *kPmuBranches = "pmu.branches";
+inline constexpr const char *kPmuBranchMisses = "pmu.branch_misses";
+inline constexpr const char *kPmuDtlbMisses = "pmu.dtlb_misses";
+inline constexpr const char *kPmuItlbMisses = "pmu.itlb_misses";
+// Uncore DRAM CAS counts (64 B each), summed per socket. Scopes: socket:N, system.
+inline constexpr const char *kImcCasReads = "imc.cas_reads";
+inline constexpr const char *kImcCasWrites = "imc.cas_writes";
+
+// BPF scheduler. Histograms in log2 microsecond slots. Scopes: cpu:N, system, vm:NAME, pid:N.
+inline constexpr const char *kRunqWaitUs = "bpf.runq_wait_us";           // wakeup + preempted
+inline constexpr const char *kRunqWakeupWaitUs = "bpf.runq_wakeup_wait_us";
+inline constexpr const char *kRunqPreemptWaitUs = "bpf.runq_preempt_wait_us";
+inline constexpr const char *kInvoluntarySwitches = "bpf.involuntary_switches"; // counter
+
+// BPF block. Scope: dev:NAME.
+inline constexpr const char *kIoReads = "bpf.io_reads";   // completed requests, counter
+inline constexpr const char *kIoWrites = "bpf.io_writes"; // completed requests, counter
+inline constexpr const char *kIoLatencyUs = "bpf.io_latency_us"; // issue -> complete, log2 us
+inline constexpr const char *kIoQueueUs = "bpf.io_queue_us";     // insert -> issue, log2 us
+inline constexpr const char *kIoSeekSlots = "bpf.io_seek_slots"; // log2 sectors of seek distance
+
+// BPF vhost. Scopes: vq:<pid>:<index>:<rx|tx>, vm:NAME.
+inline constexpr const char *kVhostDepth = "bpf.vhost_depth";   // Linear histogram
+inline constexpr const char *kVhostStalls = "bpf.vhost_stalls"; // counter
+
+} // namespace hwsig::series

@@ -1,0 +1,58 @@
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "hwsig/render.h"
+
+namespace hwsig {
+
+static std::string number(double v)
+{
+	if (!std::isfinite(v))
+		return "null";
+	char buf[64];
+	std::snprintf(buf, sizeof(buf), "%.17g", v);
+	// Shortest form that still round-trips keeps lines readable.
+	for (int prec = 6; prec < 17; ++prec) {
+		char shorter[64];
+		std::snprintf(shorter, sizeof(shorter), "%.*g", prec, v);
+		if (std::strtod(shorter, nullptr) == v)
+			return shorter;
+	}
+	return buf;
+}
+
+std::string render_json(const Interval &iv, const RenderOptions &opt)
+{
+	std::string out = "{\"timestamp\":";
+	out += number(static_cast<double>(iv.realtime_ns) / 1e9);
+	out += ",\"interval_s\":" + number(iv.interval_s);
+	out += ",\"metrics\":[";
+	bool first = true;
+	for (const auto &m : iv.metrics) {
+		if (!scope_visible(m.scope, opt))
+			continue;
+		out += first ? "" : ",";
+		first = false;
+		out += "{\"id\":\"" + json_escape(m.id) + "\",\"value\":" + number(m.value) +
+		       ",\"unit\":\"" + json_escape(m.unit) + "\",\"scope\":\"" + json_escape(m.scope) +
+		       "\",\"source\":\"" + json_escape(m.source) + "\"";
+		if (!m.note.empty())
+			out += ",\"note\":\"" + json_escape(m.note) + "\"";
+		out += "}";
+	}
+	out += "],\"unavailable\":[";
+	first = true;
+	for (const auto &u : iv.unavailable) {
+		if (!scope_visible(u.scope, opt))
+			continue;
+		out += first ? "" : ",";
+		first = false;
+		out += "{\"id\":\"" + json_escape(u.id) + "\",\"scope\":\"" + json_escape(u.scope) +
+		       "\",\"reason\":\"" + json_escape(u.reason) + "\"}";
+	}
+	out += "]}";
+	return out;
+}
+
+} // namespace hwsig

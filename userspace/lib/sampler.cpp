@@ -1,0 +1,56 @@
+#include "hwsig/sampler.h"
+
+#include <ctime>
+#include <exception>
+
+namespace hwsig {
+
+static std::uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+Sampler::Sampler(std::vector<SourcePtr> sources, std::string root)
+	: sources_(std::move(sources)), root_(std::move(root))
+{
+}
+
+Snapshot Sampler::take()
+{
+	Snapshot snap;
+	snap.mono_ns = now_ns(CLOCK_MONOTONIC);
+	snap.realtime_ns = now_ns(CLOCK_REALTIME);
+	// VMs come and go: rediscover for every snapshot.
+	try {
+		vms_ = discover_vms(root_);
+	} catch (const std::exception &e) {
+		vms_.clear();
+	}
+	SourceContext ctx;
+	ctx.root = root_;
+	ctx.vms = &vms_;
+	for (auto &source : sources_) {
+		try {
+			source->collect(ctx, snap);
+		} catch (const std::exception &e) {
+			// A source bug must not take the others down: say so instead.
+			for (const auto &id : source->provides())
+				snap.add_unavailable(id, "system",
+						     std::string(source->name()) + " failed: " + e.what());
+		}
+	}
+	return snap;
+}
+
+std::vector<std::string> Sampler::claimed_ids() const
+{
+	std::vector<std::string> ids;
+	for (const auto &source : sources_)
+		for (auto &id : source->provides())
+			ids.push_back(std::move(id));
+	return ids;
+}
+
+} // namespace hwsig
