@@ -23,8 +23,9 @@ private:
 
 struct SourceOptions {
 	std::string root = "/";
+	bool pmu = true;  // hardware counters (kmod or perf_event_open)
 	bool bpf = true;  // attach BPF collectors (needs root)
-	bool kmod = true; // use /dev/hwsig, else perf_event_open
+	bool kmod = true; // for pmu: use /dev/hwsig when present, else perf_event_open
 };
 
 // Every source this build has, in catalog order of layers.
