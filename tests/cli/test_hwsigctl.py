@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the hwsigctl binary: bad input gives clear errors
+(exit 2, a message naming the problem), JSON output has the documented
+schema and real values on this host, Ctrl-C prints the summary.
+
+usage: test_hwsigctl.py HWSIGCTL
+Prints one line per case and "cli: N passed, N failed"."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HWSIGCTL = sys.argv[1]
+results = []
+
+
+def run(args, timeout=60):
+    p = subprocess.run([HWSIGCTL] + args, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def case(name):
+    def wrap(fn):
+        try:
+            fn()
+            results.append((name, None))
+        except AssertionError as e:
+            results.append((name, str(e) or "assertion failed"))
+        except Exception as e:  # a crash of the test itself is a failure too
+            results.append((name, f"{type(e).__name__}: {e}"))
+        return fn
+    return wrap
+
+
+def expect_usage_error(args, needle):
+    rc, out, err = run(args)
+    assert rc == 2, f"{args}: exit {rc}, want 2 (stderr: {err.strip()})"
+    assert needle in err, f"{args}: stderr lacks {needle!r}: {err.strip()}"
+    assert "--help" in err, f"{args}: no hint to --help"
+
+
+@case("help has examples")
+def _():
+    rc, out, _ = run(["stat", "--help"])
+    assert rc == 0 and "examples:" in out and "--interval" in out, out
+    rc, out, _ = run(["--help"])
+    assert rc == 0 and "stat" in out
+
+
+@case("bad options are refused with a clear message")
+def _():
+    expect_usage_error(["stat", "--interval", "0"], "--interval must be")
+    expect_usage_error(["stat", "--interval", "-1"], "--interval must be")
+    expect_usage_error(["stat", "--interval", "abc"], "interval")
+    expect_usage_error(["stat", "--interval", "nan"], "--interval must be")
+    expect_usage_error(["stat", "--count", "0"], "--count must be")
+    expect_usage_error(["stat", "--duration", "-3"], "--duration must be")
+    expect_usage_error(["stat", "--format", "xml"], "--format must be")
+    expect_usage_error(["stat", "--bogus"], "bogus")
+    rc, _, err = run(["frobnicate"])
+    assert rc == 2 and "unknown command" in err, err
+
+
+@case("unknown --vm is an error naming the VM")
+def _():
+    rc, _, err = run(["stat", "--vm", "no-such-vm-xyz", "--count", "1", "--interval", "0.1", "--no-bpf"])
+    assert rc == 1 and "no-such-vm-xyz" in err, (rc, err)
+
+
+def metric_values(obj, mid):
+    return [m for m in obj["metrics"] if m["id"] == mid]
+
+
+@case("json: two lines with real procfs values and honest unavailable reasons")
+def _():
+    # A few reserved 2 MiB huge pages make mem.hugepage_utilization defined
+    # (0 of 4 in use); restored afterwards.
+    path = "/proc/sys/vm/nr_hugepages"
+    before = open(path).read().strip() if os.path.exists(path) else None
+    if before is not None and os.geteuid() == 0:
+        open(path, "w").write("4\n")
+    try:
+        rc, out, err = run(["stat", "--count", "2", "--interval", "0.5", "--format", "json"])
+    finally:
+        if before is not None and os.geteuid() == 0:
+            open(path, "w").write(before + "\n")
+    assert rc == 0, f"exit {rc}: {err}"
+    lines = out.strip().split("\n")
+    assert len(lines) == 2, f"{len(lines)} lines"
+    for line in lines:
+        obj = json.loads(line)
+        assert set(obj) >= {"timestamp", "interval_s", "metrics", "unavailable"}, obj.keys()
+        assert abs(obj["interval_s"] - 0.5) < 0.25, obj["interval_s"]
+        assert abs(obj["timestamp"] - time.time()) < 60
+        for m in obj["metrics"]:
+            assert set(m) >= {"id", "value", "unit", "scope", "source"}, m
+            assert isinstance(m["value"], (int, float)), m
+        for u in obj["unavailable"]:
+            assert u["reason"], u
+        for mid in ("sched.steal_ratio", "mem.numa_remote_ratio", "mem.page_migrations_ps",
+                    "psi.cpu_some_pct", "psi.memory_some_pct", "psi.io_some_pct"):
+            vals = metric_values(obj, mid)
+            assert vals, f"{mid} has no value: {[u for u in obj['unavailable'] if u['id'] == mid]}"
+        steal = metric_values(obj, "sched.steal_ratio")
+        assert any(m["scope"] == "system" and 0 <= m["value"] <= 1 for m in steal), steal
+        if os.geteuid() == 0:
+            hp = metric_values(obj, "mem.hugepage_utilization")
+            assert any(m["scope"] == "hugepages:2048kB" and m["value"] == 0 for m in hp), hp
+        ids = {m["id"] for m in obj["metrics"]} | {u["id"] for u in obj["unavailable"]}
+        for mid in ("cpu.ipc", "io.iops_read", "sched.runq_wait_p50_us", "thermal.headroom_c"):
+            assert mid in ids, f"{mid} neither measured nor unavailable"
+        if not metric_values(obj, "cpu.ipc"):
+            reasons = [u["reason"] for u in obj["unavailable"] if u["id"] == "cpu.ipc"]
+            assert reasons and all(len(r) > 10 for r in reasons), reasons
+
+
+@case("table: grouped by layer, summary after several intervals")
+def _():
+    rc, out, err = run(["stat", "--count", "2", "--interval", "0.3", "--no-bpf"])
+    assert rc == 0, err
+    assert out.count("hwsig stat") == 3, out  # two intervals + summary
+    assert "summary of 2 intervals" in out
+    for layer in ("Memory/NUMA", "Scheduler", "Pressure", "Unavailable"):
+        assert f"\n{layer}\n" in out, f"no {layer} group"
+
+
+@case("Ctrl-C prints the summary so far")
+def _():
+    p = subprocess.Popen([HWSIGCTL, "stat", "--interval", "0.2", "--format", "json", "--no-bpf"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 0, (p.returncode, err)
+    lines = out.strip().split("\n")
+    assert len(lines) >= 3, lines
+    last = json.loads(lines[-1])
+    assert last.get("summary") is True, lines[-1][:200]
+    assert last["interval_s"] > 0.5, last["interval_s"]
+
+
+for name, failure in results:
+    print(f"cli: {'PASS' if failure is None else 'FAIL'} {name}" + (f": {failure}" if failure else ""))
+failed = sum(1 for _, f in results if f)
+print(f"cli: {len(results) - failed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
