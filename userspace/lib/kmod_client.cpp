@@ -1,0 +1,489 @@
+// Generic-netlink client of hwsig.ko (family HWSIG_GENL_NAME) over libnl-genl.
+// Replies are parsed with nla_parse + policies and, on top of libnl's minimum
+// length check, exact sizes: a u32 that arrives as 8 bytes is an error, not a
+// truncation. Errors keep errno and the kernel's extack message.
+
+#include "hwsig/kmod.h"
+
+#include <cerrno>
+#include <cstring>
+#include <array>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "hwsig/error.h"
+
+namespace hwsig {
+
+namespace {
+
+// libnl reports its own codes; map the ones a caller can act on back to errno.
+int errno_of_nlerr(int nlerr)
+{
+	switch (nlerr < 0 ? -nlerr : nlerr) {
+	case NLE_PERM: return EPERM;
+	case NLE_NOMEM: return ENOMEM;
+	case NLE_OBJ_NOTFOUND: return ENOENT;
+	case NLE_AGAIN: return EAGAIN;
+	case NLE_INTR: return EINTR;
+	case NLE_INVAL: return EINVAL;
+	case NLE_BUSY: return EBUSY;
+	case NLE_RANGE: return ERANGE;
+	case NLE_OPNOTSUPP: return EOPNOTSUPP;
+	case NLE_MSGSIZE: return EMSGSIZE;
+	case NLE_NOACCESS: return EACCES;
+	default: return EIO;
+	}
+}
+
+[[noreturn]] void throw_nl(const std::string &doing, int nlerr)
+{
+	throw Error(doing + " (" + nl_geterror(nlerr) + ")", errno_of_nlerr(nlerr));
+}
+
+struct MsgDeleter {
+	void operator()(nl_msg *m) const { nlmsg_free(m); }
+};
+using MsgPtr = std::unique_ptr<nl_msg, MsgDeleter>;
+struct CbDeleter {
+	void operator()(nl_cb *c) const { nl_cb_put(c); }
+};
+using CbPtr = std::unique_ptr<nl_cb, CbDeleter>;
+
+const char *command_name(int cmd)
+{
+	switch (cmd) {
+	case HWSIG_CMD_GET_INFO: return "GET_INFO";
+	case HWSIG_CMD_CONFIGURE: return "CONFIGURE";
+	case HWSIG_CMD_START: return "START";
+	case HWSIG_CMD_STOP: return "STOP";
+	case HWSIG_CMD_GET_STATUS: return "GET_STATUS";
+	default: return "?";
+	}
+}
+
+// ---- policies: the types the ABI header documents ----
+
+using Policy = std::array<nla_policy, HWSIG_ATTR_MAX + 1>;
+
+nla_policy *top_policy()
+{
+	static Policy policy = [] {
+		Policy a{};
+		auto set = [&](int attr, std::uint16_t type) { a[attr].type = type; };
+		set(HWSIG_ATTR_ABI_VERSION, NLA_U32);
+		set(HWSIG_ATTR_COMPAT_VERSION, NLA_U32);
+		set(HWSIG_ATTR_NR_CPU_IDS, NLA_U32);
+		set(HWSIG_ATTR_NR_ONLINE_CPUS, NLA_U32);
+		set(HWSIG_ATTR_RING_RECORDS, NLA_U32);
+		set(HWSIG_ATTR_RECORD_SIZE, NLA_U32);
+		set(HWSIG_ATTR_MMAP_SIZE, NLA_U64);
+		set(HWSIG_ATTR_SAMPLE_INTERVAL_NS, NLA_U64);
+		set(HWSIG_ATTR_MAX_EVENTS, NLA_U32);
+		set(HWSIG_ATTR_MIN_INTERVAL_NS, NLA_U64);
+		set(HWSIG_ATTR_MAX_INTERVAL_NS, NLA_U64);
+		set(HWSIG_ATTR_MAX_RING_RECORDS, NLA_U32);
+		set(HWSIG_ATTR_EVENTS, NLA_NESTED);
+		set(HWSIG_ATTR_EVENT, NLA_NESTED);
+		set(HWSIG_ATTR_RUNNING, NLA_U8);
+		set(HWSIG_ATTR_CONFIG_GENERATION, NLA_U64);
+		set(HWSIG_ATTR_SAMPLE_COST_AVG_NS, NLA_U64);
+		set(HWSIG_ATTR_SAMPLE_COST_MAX_NS, NLA_U64);
+		set(HWSIG_ATTR_RECORDS_WRITTEN, NLA_U64);
+		set(HWSIG_ATTR_RECORDS_OVERWRITTEN, NLA_U64);
+		set(HWSIG_ATTR_STATUS, NLA_NESTED);
+		set(HWSIG_ATTR_STATUS_ENTRY, NLA_NESTED);
+		return a;
+	}();
+	return policy.data();
+}
+
+nla_policy *event_policy()
+{
+	static std::array<nla_policy, HWSIG_EVENT_ATTR_MAX + 1> policy = [] {
+		std::array<nla_policy, HWSIG_EVENT_ATTR_MAX + 1> a{};
+		a[HWSIG_EVENT_ATTR_NAME].type = NLA_NUL_STRING;
+		a[HWSIG_EVENT_ATTR_NAME].maxlen = HWSIG_EVENT_NAME_MAX;
+		a[HWSIG_EVENT_ATTR_PMU_TYPE].type = NLA_U32;
+		a[HWSIG_EVENT_ATTR_CONFIG].type = NLA_U64;
+		a[HWSIG_EVENT_ATTR_CONFIG1].type = NLA_U64;
+		a[HWSIG_EVENT_ATTR_CONFIG2].type = NLA_U64;
+		a[HWSIG_EVENT_ATTR_CPU].type = NLA_U32; // s32 on the wire
+		return a;
+	}();
+	return policy.data();
+}
+
+nla_policy *status_policy()
+{
+	static std::array<nla_policy, HWSIG_STATUS_ATTR_MAX + 1> policy = [] {
+		std::array<nla_policy, HWSIG_STATUS_ATTR_MAX + 1> a{};
+		a[HWSIG_STATUS_ATTR_EVENT_INDEX].type = NLA_U32;
+		a[HWSIG_STATUS_ATTR_CPU].type = NLA_U32;
+		a[HWSIG_STATUS_ATTR_ERROR].type = NLA_U32; // s32 on the wire
+		a[HWSIG_STATUS_ATTR_TIME_ENABLED].type = NLA_U64;
+		a[HWSIG_STATUS_ATTR_TIME_RUNNING].type = NLA_U64;
+		a[HWSIG_STATUS_ATTR_VALUE].type = NLA_U64;
+		return a;
+	}();
+	return policy.data();
+}
+
+// Exact-size accessors: the policy checked the minimum, these the maximum.
+[[noreturn]] void bad_reply(const std::string &what)
+{
+	throw Error("parsing hwsig reply: " + what, EPROTO);
+}
+
+template <typename T> T get_exact(nlattr *a, const char *name)
+{
+	if (nla_len(a) != static_cast<int>(sizeof(T)))
+		bad_reply(std::string(name) + " has " + std::to_string(nla_len(a)) + " bytes, expected " +
+			  std::to_string(sizeof(T)));
+	T v;
+	std::memcpy(&v, nla_data(a), sizeof(T));
+	return v;
+}
+
+template <typename T> void take(nlattr **tb, int attr, const char *name, T &out)
+{
+	if (tb[attr])
+		out = get_exact<T>(tb[attr], name);
+}
+
+KmodEvent parse_event(nlattr *nest)
+{
+	nlattr *tb[HWSIG_EVENT_ATTR_MAX + 1];
+	if (int r = nla_parse_nested(tb, HWSIG_EVENT_ATTR_MAX, nest, event_policy()); r < 0)
+		throw_nl("parsing hwsig reply: event", r);
+	KmodEvent e;
+	if (!tb[HWSIG_EVENT_ATTR_NAME] || !tb[HWSIG_EVENT_ATTR_PMU_TYPE] || !tb[HWSIG_EVENT_ATTR_CONFIG])
+		bad_reply("event without NAME, PMU_TYPE or CONFIG");
+	e.name = nla_get_string(tb[HWSIG_EVENT_ATTR_NAME]);
+	take(tb, HWSIG_EVENT_ATTR_PMU_TYPE, "event PMU_TYPE", e.pmu_type);
+	take(tb, HWSIG_EVENT_ATTR_CONFIG, "event CONFIG", e.config);
+	take(tb, HWSIG_EVENT_ATTR_CONFIG1, "event CONFIG1", e.config1);
+	take(tb, HWSIG_EVENT_ATTR_CONFIG2, "event CONFIG2", e.config2);
+	take(tb, HWSIG_EVENT_ATTR_CPU, "event CPU", e.cpu);
+	return e;
+}
+
+std::vector<KmodEvent> parse_events(nlattr *events)
+{
+	std::vector<KmodEvent> out;
+	nlattr *a;
+	int rem;
+	nla_for_each_nested(a, events, rem) {
+		if (nla_type(a) != HWSIG_ATTR_EVENT)
+			continue;
+		out.push_back(parse_event(a));
+	}
+	return out;
+}
+
+KmodStatusEntry parse_status_entry(nlattr *nest)
+{
+	nlattr *tb[HWSIG_STATUS_ATTR_MAX + 1];
+	if (int r = nla_parse_nested(tb, HWSIG_STATUS_ATTR_MAX, nest, status_policy()); r < 0)
+		throw_nl("parsing hwsig reply: status entry", r);
+	if (!tb[HWSIG_STATUS_ATTR_EVENT_INDEX] || !tb[HWSIG_STATUS_ATTR_CPU])
+		bad_reply("status entry without EVENT_INDEX or CPU");
+	KmodStatusEntry e;
+	take(tb, HWSIG_STATUS_ATTR_EVENT_INDEX, "status EVENT_INDEX", e.event_index);
+	take(tb, HWSIG_STATUS_ATTR_CPU, "status CPU", e.cpu);
+	take(tb, HWSIG_STATUS_ATTR_ERROR, "status ERROR", e.error);
+	take(tb, HWSIG_STATUS_ATTR_TIME_ENABLED, "status TIME_ENABLED", e.time_enabled);
+	take(tb, HWSIG_STATUS_ATTR_TIME_RUNNING, "status TIME_RUNNING", e.time_running);
+	take(tb, HWSIG_STATUS_ATTR_VALUE, "status VALUE", e.value);
+	return e;
+}
+
+// The extack message of an NLMSG_ERROR, bounds-checked against the message.
+std::string extack_message(const nlmsgerr *e)
+{
+	const auto *hdr = reinterpret_cast<const nlmsghdr *>(reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
+	if (!(hdr->nlmsg_flags & NLM_F_ACK_TLVS))
+		return {};
+	const std::size_t total = hdr->nlmsg_len;
+	if (total < NLMSG_HDRLEN + sizeof(nlmsgerr))
+		return {};
+	std::size_t off = sizeof(nlmsgerr); // from the start of the payload
+	if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN)
+			return {};
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	}
+	off = NLMSG_ALIGN(off);
+	const std::size_t payload = total - NLMSG_HDRLEN;
+	if (off >= payload)
+		return {};
+	nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	nla_policy pol[NLMSGERR_ATTR_MAX + 1] = {};
+	pol[NLMSGERR_ATTR_MSG].type = NLA_STRING;
+	auto *head = reinterpret_cast<nlattr *>(const_cast<char *>(reinterpret_cast<const char *>(e)) + off);
+	if (nla_parse(tb, NLMSGERR_ATTR_MAX, head, static_cast<int>(payload - off), pol) < 0)
+		return {};
+	if (!tb[NLMSGERR_ATTR_MSG])
+		return {};
+	const char *s = static_cast<const char *>(nla_data(tb[NLMSGERR_ATTR_MSG]));
+	return std::string(s, strnlen(s, static_cast<std::size_t>(nla_len(tb[NLMSGERR_ATTR_MSG]))));
+}
+
+struct Exchange {
+	std::function<void(nlmsghdr *)> on_reply;
+	int err = 0; // positive errno from the kernel
+	std::string extack;
+	bool done = false;
+	std::exception_ptr parse_error; // thrown by on_reply; rethrown after the ACK
+};
+
+int on_valid(nl_msg *msg, void *arg)
+{
+	auto *x = static_cast<Exchange *>(arg);
+	if (!x->on_reply || x->parse_error)
+		return NL_OK;
+	// Exceptions must not unwind through libnl's C frames.
+	try {
+		x->on_reply(nlmsg_hdr(msg));
+	} catch (...) {
+		x->parse_error = std::current_exception();
+	}
+	return NL_OK;
+}
+
+int on_ack(nl_msg *, void *arg)
+{
+	static_cast<Exchange *>(arg)->done = true;
+	return NL_STOP;
+}
+
+int on_error(sockaddr_nl *, nlmsgerr *e, void *arg)
+{
+	auto *x = static_cast<Exchange *>(arg);
+	x->err = e->error < 0 ? -e->error : e->error;
+	x->extack = extack_message(e);
+	x->done = true;
+	return NL_STOP;
+}
+
+} // namespace
+
+struct KmodClient::Impl {
+	nl_sock *sock = nullptr;
+	int family = -1;
+
+	~Impl()
+	{
+		if (sock)
+			nl_socket_free(sock);
+	}
+
+	// Sends one request and reads until its ACK or error.
+	void exchange(int cmd, const std::function<void(nl_msg *)> &fill,
+		      const std::function<void(nlmsghdr *)> &on_reply)
+	{
+		const std::string doing = std::string("hwsig ") + command_name(cmd);
+		MsgPtr msg(nlmsg_alloc());
+		if (!msg)
+			throw Error("building " + doing, ENOMEM);
+		if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, static_cast<std::uint8_t>(cmd),
+				 HWSIG_GENL_VERSION))
+			throw Error("building " + doing, ENOMEM);
+		if (fill)
+			fill(msg.get());
+		CbPtr cb(nl_cb_clone(nl_socket_get_cb(sock)));
+		if (!cb)
+			throw Error("building " + doing, ENOMEM);
+		Exchange x;
+		x.on_reply = on_reply;
+		nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &x);
+		nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &x);
+		nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &x);
+		if (int r = nl_send_auto(sock, msg.get()); r < 0)
+			throw_nl("sending " + doing, r);
+		while (!x.done) {
+			int r = nl_recvmsgs(sock, cb.get());
+			if (r < 0 && !x.done)
+				throw_nl("receiving the reply to " + doing +
+					 (r == -NLE_AGAIN ? " (timed out: is hwsig.ko stuck?)" : ""), r);
+		}
+		if (x.err) {
+			// "hwsig CONFIGURE (kernel: unknown PMU type 30583): Invalid argument"
+			std::string what = doing;
+			if (!x.extack.empty())
+				what += " (kernel: " + x.extack + ")";
+			else if (x.err == EPERM)
+				what += " (needs CAP_NET_ADMIN)";
+			throw Error(what, x.err);
+		}
+		if (x.parse_error)
+			std::rethrow_exception(x.parse_error);
+	}
+};
+
+KmodClient::KmodClient() : impl_(std::make_unique<Impl>())
+{
+	impl_->sock = nl_socket_alloc();
+	if (!impl_->sock)
+		throw Error("allocating a netlink socket", ENOMEM);
+	if (int r = genl_connect(impl_->sock); r < 0)
+		throw_nl("connecting to generic netlink", r);
+	const int fd = nl_socket_get_fd(impl_->sock);
+	int one = 1;
+	// Without this the kernel drops NL_SET_ERR_MSG texts; old kernels
+	// refuse the option and simply send none.
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	// A module that never answers must not hang hwsigctl.
+	timeval tv{5, 0};
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	impl_->family = genl_ctrl_resolve(impl_->sock, HWSIG_GENL_NAME);
+	if (impl_->family < 0) {
+		if (impl_->family == -NLE_OBJ_NOTFOUND)
+			throw Error("resolving generic netlink family \"" HWSIG_GENL_NAME
+				    "\" (is hwsig.ko loaded?)",
+				    ENOENT);
+		throw_nl("resolving generic netlink family \"" HWSIG_GENL_NAME "\"", impl_->family);
+	}
+}
+
+KmodClient::~KmodClient() = default;
+KmodClient::KmodClient(KmodClient &&) noexcept = default;
+KmodClient &KmodClient::operator=(KmodClient &&) noexcept = default;
+
+int KmodClient::family_id() const noexcept
+{
+	return impl_ ? impl_->family : -1;
+}
+
+namespace {
+
+void parse_top(nlmsghdr *h, nlattr **tb, const char *what)
+{
+	if (int r = genlmsg_parse(h, 0, tb, HWSIG_ATTR_MAX, top_policy()); r < 0)
+		throw_nl(std::string("parsing the hwsig ") + what + " reply", r);
+}
+
+} // namespace
+
+KmodInfo KmodClient::get_info()
+{
+	KmodInfo info;
+	bool got = false;
+	impl_->exchange(HWSIG_CMD_GET_INFO, nullptr, [&](nlmsghdr *h) {
+		nlattr *tb[HWSIG_ATTR_MAX + 1];
+		parse_top(h, tb, "GET_INFO");
+		if (!tb[HWSIG_ATTR_ABI_VERSION] || !tb[HWSIG_ATTR_COMPAT_VERSION])
+			bad_reply("GET_INFO without ABI_VERSION/COMPAT_VERSION");
+		take(tb, HWSIG_ATTR_ABI_VERSION, "ABI_VERSION", info.abi_version);
+		take(tb, HWSIG_ATTR_COMPAT_VERSION, "COMPAT_VERSION", info.compat_version);
+		take(tb, HWSIG_ATTR_NR_CPU_IDS, "NR_CPU_IDS", info.nr_cpu_ids);
+		take(tb, HWSIG_ATTR_NR_ONLINE_CPUS, "NR_ONLINE_CPUS", info.nr_online_cpus);
+		take(tb, HWSIG_ATTR_RING_RECORDS, "RING_RECORDS", info.ring_records);
+		take(tb, HWSIG_ATTR_RECORD_SIZE, "RECORD_SIZE", info.record_size);
+		take(tb, HWSIG_ATTR_MMAP_SIZE, "MMAP_SIZE", info.mmap_size);
+		take(tb, HWSIG_ATTR_SAMPLE_INTERVAL_NS, "SAMPLE_INTERVAL_NS", info.sample_interval_ns);
+		take(tb, HWSIG_ATTR_MAX_EVENTS, "MAX_EVENTS", info.max_events);
+		take(tb, HWSIG_ATTR_MIN_INTERVAL_NS, "MIN_INTERVAL_NS", info.min_interval_ns);
+		take(tb, HWSIG_ATTR_MAX_INTERVAL_NS, "MAX_INTERVAL_NS", info.max_interval_ns);
+		take(tb, HWSIG_ATTR_MAX_RING_RECORDS, "MAX_RING_RECORDS", info.max_ring_records);
+		std::uint8_t running = 0;
+		take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
+		info.running = running != 0;
+		take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", info.config_generation);
+		if (tb[HWSIG_ATTR_EVENTS])
+			info.events = parse_events(tb[HWSIG_ATTR_EVENTS]);
+		got = true;
+	});
+	if (!got)
+		throw Error("hwsig GET_INFO: the module sent no reply", EPROTO);
+	if (std::string why = abi_mismatch(info.abi_version, info.compat_version); !why.empty())
+		throw Error("refusing hwsig.ko: " + why, EPROTO);
+	return info;
+}
+
+void KmodClient::configure(const KmodConfig &config)
+{
+	if (config.events.size() > HWSIG_MAX_EVENTS)
+		throw Error("configuring hwsig: " + std::to_string(config.events.size()) +
+				    " events, the module takes at most " + std::to_string(HWSIG_MAX_EVENTS),
+			    EINVAL);
+	for (const auto &e : config.events)
+		if (e.name.empty() || e.name.size() >= HWSIG_EVENT_NAME_MAX)
+			throw Error("configuring hwsig: event name \"" + e.name + "\" must be 1.." +
+					    std::to_string(HWSIG_EVENT_NAME_MAX - 1) + " bytes",
+				    EINVAL);
+	impl_->exchange(
+		HWSIG_CMD_CONFIGURE,
+		[&](nl_msg *m) {
+			int r = nla_put_u64(m, HWSIG_ATTR_SAMPLE_INTERVAL_NS, config.sample_interval_ns);
+			if (r >= 0 && config.ring_records)
+				r = nla_put_u32(m, HWSIG_ATTR_RING_RECORDS, *config.ring_records);
+			nlattr *events = r >= 0 ? nla_nest_start(m, HWSIG_ATTR_EVENTS) : nullptr;
+			if (!events)
+				throw Error("building hwsig CONFIGURE", EMSGSIZE);
+			for (const auto &e : config.events) {
+				nlattr *ev = nla_nest_start(m, HWSIG_ATTR_EVENT);
+				if (!ev || nla_put_string(m, HWSIG_EVENT_ATTR_NAME, e.name.c_str()) < 0 ||
+				    nla_put_u32(m, HWSIG_EVENT_ATTR_PMU_TYPE, e.pmu_type) < 0 ||
+				    nla_put_u64(m, HWSIG_EVENT_ATTR_CONFIG, e.config) < 0 ||
+				    nla_put_u64(m, HWSIG_EVENT_ATTR_CONFIG1, e.config1) < 0 ||
+				    nla_put_u64(m, HWSIG_EVENT_ATTR_CONFIG2, e.config2) < 0 ||
+				    nla_put_s32(m, HWSIG_EVENT_ATTR_CPU, e.cpu) < 0)
+					throw Error("building hwsig CONFIGURE", EMSGSIZE);
+				nla_nest_end(m, ev);
+			}
+			nla_nest_end(m, events);
+		},
+		nullptr);
+}
+
+void KmodClient::start()
+{
+	impl_->exchange(HWSIG_CMD_START, nullptr, nullptr);
+}
+
+void KmodClient::stop()
+{
+	impl_->exchange(HWSIG_CMD_STOP, nullptr, nullptr);
+}
+
+KmodStatus KmodClient::get_status()
+{
+	KmodStatus st;
+	bool got = false;
+	impl_->exchange(HWSIG_CMD_GET_STATUS, nullptr, [&](nlmsghdr *h) {
+		nlattr *tb[HWSIG_ATTR_MAX + 1];
+		parse_top(h, tb, "GET_STATUS");
+		std::uint8_t running = 0;
+		take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
+		st.running = running != 0;
+		take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", st.config_generation);
+		take(tb, HWSIG_ATTR_SAMPLE_COST_AVG_NS, "SAMPLE_COST_AVG_NS", st.sample_cost_avg_ns);
+		take(tb, HWSIG_ATTR_SAMPLE_COST_MAX_NS, "SAMPLE_COST_MAX_NS", st.sample_cost_max_ns);
+		take(tb, HWSIG_ATTR_RECORDS_WRITTEN, "RECORDS_WRITTEN", st.records_written);
+		take(tb, HWSIG_ATTR_RECORDS_OVERWRITTEN, "RECORDS_OVERWRITTEN", st.records_overwritten);
+		if (tb[HWSIG_ATTR_STATUS]) {
+			nlattr *a;
+			int rem;
+			nla_for_each_nested(a, tb[HWSIG_ATTR_STATUS], rem) {
+				if (nla_type(a) == HWSIG_ATTR_STATUS_ENTRY)
+					st.entries.push_back(parse_status_entry(a));
+			}
+		}
+		got = true;
+	});
+	if (!got)
+		throw Error("hwsig GET_STATUS: the module sent no reply", EPROTO);
+	return st;
+}
+
+} // namespace hwsig
