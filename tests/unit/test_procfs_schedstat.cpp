@@ -1,0 +1,192 @@
+// /proc/schedstat and per-task schedstat parsers and the run-queue wait source.
+#include <catch2/catch.hpp>
+
+#include "hwsig/series.h"
+#include "test_procfs_tree.h"
+
+using namespace hwsig;
+using namespace procfs_test;
+
+namespace {
+
+const char *const kAvg = "sched.runq_wait_avg_us";
+
+Vm make_vm(int pid, std::string name, std::vector<int> vcpus)
+{
+	Vm vm;
+	vm.pid = pid;
+	vm.name = std::move(name);
+	vm.vcpu_tids = std::move(vcpus);
+	return vm;
+}
+
+} // namespace
+
+TEST_CASE("schedstat: version 15, 256 CPUs with domain lines", "[procfs][schedstat]")
+{
+	auto st = parse_schedstat(fixture_text("xeon-2s-256cpu-8node", "/proc/schedstat"));
+	REQUIRE(st.error.empty());
+	CHECK(st.version == 15);
+	REQUIRE(st.cpus.size() == 256);
+	CHECK(st.cpus[0].cpu == 0);
+	CHECK(st.cpus[0].run_delay_ns == 1000000u);
+	CHECK(st.cpus[0].timeslices == 1000u);
+	// cpu255 0 0 200255 100000 150000 90000 9000255000 256000000 1255
+	CHECK(st.cpus[255].cpu == 255);
+	CHECK(st.cpus[255].run_delay_ns == 256000000u);
+	CHECK(st.cpus[255].timeslices == 1255u);
+}
+
+TEST_CASE("schedstat: versions 16 and 17 have the same cpu lines", "[procfs][schedstat]")
+{
+	auto v16 = parse_schedstat(fixture_text("amd-1s-64cpu-4node", "/proc/schedstat"));
+	REQUIRE(v16.error.empty());
+	CHECK(v16.version == 16);
+	REQUIRE(v16.cpus.size() == 64);
+	// cpu63 0 0 60063 5000 8000 4000 3000000063 2560000 626
+	CHECK(v16.cpus[63].run_delay_ns == 2560000u);
+	CHECK(v16.cpus[63].timeslices == 626u);
+
+	auto v17 = parse_schedstat("version 17\ntimestamp 4295\ncpu0 0 0 1 2 3 4 5 6 7\n"
+				   "domain0 SMT 00000003 1 2 3 4 5\ncpu1 0 0 1 2 3 4 5 66 77\n"
+				   "domain0 SMT 00000003 1 2 3 4 5\n");
+	REQUIRE(v17.error.empty());
+	REQUIRE(v17.cpus.size() == 2);
+	CHECK(v17.cpus[1].cpu == 1);
+	CHECK(v17.cpus[1].run_delay_ns == 66u);
+	CHECK(v17.cpus[1].timeslices == 77u);
+}
+
+TEST_CASE("schedstat: unknown version and garbage", "[procfs][schedstat]")
+{
+	auto v14 = parse_schedstat("version 14\ntimestamp 1\ncpu0 0 0 0 0 1 2 3 4 5 6 7 8\n");
+	CHECK(v14.version == 14);
+	CHECK(v14.error == "unsupported version 14 (cpu lines are read for versions 15 to 17)");
+	CHECK(v14.cpus.empty());
+
+	auto expect_error = [](std::string_view text, std::string_view fragment) {
+		auto st = parse_schedstat(text);
+		INFO(std::string(text));
+		CHECK(st.error.find(fragment) != std::string::npos);
+		CHECK(st.cpus.empty());
+	};
+	expect_error(fixture_text("garbled", "/proc/schedstat"), "line 3: 'cpu0' has 3 fields, 9 expected");
+	expect_error("", "empty");
+	expect_error("timestamp 1\ncpu0 0 0 1 2 3 4 5 6 7\n", "line 1: expected 'version N' first");
+	expect_error("version x\n", "expected 'version N' first");
+	expect_error("version 15\ntimestamp 1\n", "no cpu lines");
+	expect_error("version 15\ncpu0 0 0 1 2 3 4 5 6 7\ncpu0 0 0 1 2 3 4 5 6 7\n", "line 3: cpu0 listed twice");
+	expect_error("version 15\ncpu0 0 0 1 2 3 4 5 6 7 8\n", "has 10 fields");
+	expect_error("version 15\ncpu0 0 0 1 2 3 4 5 x 7\n", "field 8 is not a number: 'x'");
+	expect_error("version 15\nbogus 1\n", "unexpected line starting 'bogus'");
+}
+
+TEST_CASE("task schedstat: captured threads and garbage", "[procfs][schedstat]")
+{
+	auto t = parse_task_schedstat(fixture_text("debian12-host", "/proc/10129/task/10171/schedstat"));
+	REQUIRE(t.error.empty());
+	CHECK(t.on_cpu_ns == 102086461u);
+	CHECK(t.run_delay_ns == 50525250u);
+	CHECK(t.timeslices == 111u);
+
+	CHECK(parse_task_schedstat(fixture_text("garbled", "/proc/77/task/78/schedstat")).error ==
+	      "line 1: expected 'on_cpu_ns run_delay_ns timeslices', got 2 fields");
+	CHECK(parse_task_schedstat("").error == "empty");
+	CHECK(parse_task_schedstat("1 2 3\n4 5 6\n").error == "line 2: more than one line");
+	auto bad = parse_task_schedstat("1 x 3\n");
+	CHECK(bad.error == "line 1: field 2 is not a number: 'x'");
+	CHECK(bad.on_cpu_ns == 0u);
+}
+
+TEST_CASE("schedstat source: captured host without CONFIG_SCHEDSTATS", "[procfs][schedstat][source]")
+{
+	auto src = make_schedstat_source();
+	// A process of the capturing machine stands in for a VM: the main
+	// thread 10129 is not a vCPU.
+	std::vector<Vm> vms{make_vm(10129, "captured", {10171, 10172, 10173})};
+	auto snap = collect(*src, fixture("debian12-host"), &vms);
+	CHECK(note(snap, kAvg, "system") == "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)");
+	CHECK(counter(snap, series::kSchedstatRunDelayNs, "vm:captured") == 50525250.0 + 38713646 + 37298831);
+	CHECK(counter(snap, series::kSchedstatTimeslices, "vm:captured") == 111.0 + 113 + 108);
+	CHECK(series_count(snap) == 2);
+}
+
+TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedstat][source]")
+{
+	auto src = make_schedstat_source();
+	SECTION("xeon")
+	{
+		std::vector<Vm> vms{make_vm(4242, "web1", {4250, 4251, 4252, 4253})};
+		auto snap = collect(*src, fixture("xeon-2s-256cpu-8node"), &vms);
+		CHECK(snap.unavailable().empty());
+		CHECK(counter(snap, series::kSchedstatRunDelayNs, "cpu:0") == 1e6);
+		CHECK(counter(snap, series::kSchedstatTimeslices, "cpu:255") == 1255.0);
+		// sum over i of 1e6 (i + 1) and of 1000 + i
+		CHECK(counter(snap, series::kSchedstatRunDelayNs, "system") == 1e6 * 32896);
+		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 256000.0 + 32640);
+		CHECK(counter(snap, series::kSchedstatRunDelayNs, "vm:web1") == 1050000.0 + 2050000 + 3050000 + 4050000);
+		CHECK(counter(snap, series::kSchedstatTimeslices, "vm:web1") == 20000.0);
+		CHECK(series_count(snap) == 2 * (256 + 1 + 1));
+	}
+	SECTION("amd, version 16, no VMs")
+	{
+		auto snap = collect(*src, fixture("amd-1s-64cpu-4node"));
+		CHECK(snap.unavailable().empty());
+		CHECK(counter(snap, series::kSchedstatRunDelayNs, "system") == 40000.0 * 2080);
+		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 500.0 * 64 + 2 * 2016);
+		CHECK(series_count(snap) == 2 * 65);
+	}
+}
+
+TEST_CASE("schedstat source: missing, garbled, unsupported", "[procfs][schedstat][source]")
+{
+	auto src = make_schedstat_source();
+	SECTION("missing tree: vCPU thread gone")
+	{
+		std::vector<Vm> vms{make_vm(4242, "web1", {4250})};
+		auto snap = collect(*src, fixture("missing"), &vms);
+		CHECK(note(snap, kAvg, "system") == "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)");
+		CHECK(note(snap, kAvg, "vm:web1") == "/proc/4242/task/4250/schedstat missing (vCPU thread exited)");
+		CHECK(series_count(snap) == 0);
+	}
+	SECTION("garbled")
+	{
+		std::vector<Vm> vms{make_vm(77, "bad", {78}), make_vm(78, "novcpu", {})};
+		auto snap = collect(*src, fixture("garbled"), &vms);
+		CHECK(note(snap, kAvg, "system") == "/proc/schedstat garbled: line 3: 'cpu0' has 3 fields, 9 expected");
+		CHECK(note(snap, kAvg, "vm:bad") == "/proc/77/task/78/schedstat garbled: line 1: expected "
+						    "'on_cpu_ns run_delay_ns timeslices', got 2 fields");
+		CHECK(note(snap, kAvg, "vm:novcpu") == "no vCPU threads ('CPU n/KVM') found");
+		CHECK(series_count(snap) == 0);
+	}
+	SECTION("one unreadable vCPU: no partial VM sum")
+	{
+		TempTree t;
+		t.put("proc/schedstat", "version 99\ntimestamp 1\ncpu0 1\n");
+		t.put("proc/500/task/501/schedstat", "10 20 30\n");
+		t.mkdir("proc/500/task/502");
+		std::vector<Vm> vms{make_vm(500, "half", {501, 502})};
+		auto snap = collect(*src, t.root(), &vms);
+		CHECK(note(snap, kAvg, "system") ==
+		      "/proc/schedstat: unsupported version 99 (cpu lines are read for versions 15 to 17)");
+		CHECK(note(snap, kAvg, "vm:half") ==
+		      "/proc/500/task/502/schedstat missing (kernel without CONFIG_SCHED_INFO)");
+		CHECK(series_count(snap) == 0);
+	}
+}
+
+TEST_CASE("schedstat source end to end: average wait per timeslice", "[procfs][schedstat][derive]")
+{
+	auto src = make_schedstat_source();
+	std::vector<Vm> vms{make_vm(4242, "web1", {4250, 4251, 4252, 4253})};
+	auto iv = derive_between(*src, "xeon-2s-256cpu-8node", "xeon-2s-256cpu-8node-t1", &vms);
+	CHECK(metric_count(iv, kAvg) == 256 + 1 + 1);
+	// Per CPU 1000 timeslices and 2 ms (socket 0) or 6 ms (socket 1) of wait.
+	for (auto [scope, us] : {std::pair<const char *, double>{"cpu:0", 2.0}, {"cpu:64", 6.0}, {"cpu:191", 2.0},
+				 {"cpu:255", 6.0}, {"system", 4.0}, {"vm:web1", 3.0}}) {
+		const Metric *m = metric(iv, kAvg, scope);
+		REQUIRE(m);
+		CHECK(m->value == Approx(us));
+		CHECK(m->unit == "us");
+	}
+}

@@ -1,0 +1,94 @@
+// Pressure stall information: avg10 of /proc/pressure/{cpu,memory,io}.
+#include <cerrno>
+
+#include "hwsig/procfs.h"
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+namespace {
+
+constexpr const char *kNoPsi = "PSI not available (kernel without CONFIG_PSI or booted with psi=0)";
+
+struct Resource {
+	const char *file;
+	const char *some_metric;
+	const char *some_series;
+	const char *full_metric; // nullptr: "full" is not reported for this resource
+	const char *full_series;
+};
+
+// cpu's "full" line (Linux 5.13+) is all zeros at system level: not reported.
+constexpr Resource kResources[] = {
+	{"/proc/pressure/cpu", "psi.cpu_some_pct", series::kPsiCpuSome, nullptr, nullptr},
+	{"/proc/pressure/memory", "psi.memory_some_pct", series::kPsiMemorySome, "psi.memory_full_pct",
+	 series::kPsiMemoryFull},
+	{"/proc/pressure/io", "psi.io_some_pct", series::kPsiIoSome, "psi.io_full_pct", series::kPsiIoFull},
+};
+
+class PsiSource final : public Source {
+public:
+	std::string_view name() const override { return "procfs.psi"; }
+	std::vector<std::string> provides() const override
+	{
+		std::vector<std::string> ids;
+		for (const auto &res : kResources) {
+			ids.emplace_back(res.some_metric);
+			if (res.full_metric)
+				ids.emplace_back(res.full_metric);
+		}
+		return ids;
+	}
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		if (!path_exists(join_path(ctx.root, "/proc/pressure"))) {
+			for (const auto &id : provides())
+				snap.add_unavailable(id, "system", kNoPsi);
+			return;
+		}
+		for (const auto &res : kResources)
+			collect_one(ctx, res, snap);
+	}
+
+private:
+	static void unavailable(const Resource &res, const std::string &reason, Snapshot &snap)
+	{
+		snap.add_unavailable(res.some_metric, "system", reason);
+		if (res.full_metric)
+			snap.add_unavailable(res.full_metric, "system", reason);
+	}
+
+	static void collect_one(const SourceContext &ctx, const Resource &res, Snapshot &snap)
+	{
+		auto r = read_file(join_path(ctx.root, res.file));
+		if (!r.data) {
+			// Kernels before 5.x keep the files but refuse reads when psi=0.
+			unavailable(res, r.err == EOPNOTSUPP ? std::string(kNoPsi) : read_failure(res.file, r.err), snap);
+			return;
+		}
+		auto p = parse_pressure(*r.data);
+		if (!p.error.empty()) {
+			unavailable(res, std::string(res.file) + " garbled: " + p.error, snap);
+			return;
+		}
+		snap.add_gauge(res.some_series, "system", p.some->avg10, "procfs");
+		if (!res.full_metric)
+			return;
+		if (!p.full) {
+			snap.add_unavailable(res.full_metric, "system",
+					     std::string(res.file) + " has no 'full' line");
+			return;
+		}
+		snap.add_gauge(res.full_series, "system", p.full->avg10, "procfs");
+	}
+};
+
+} // namespace
+
+SourcePtr make_psi_source()
+{
+	return std::make_unique<PsiSource>();
+}
+
+} // namespace hwsig

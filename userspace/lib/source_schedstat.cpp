@@ -1,0 +1,98 @@
+// Run-queue wait from scheduler accounting: per CPU from /proc/schedstat,
+// per VM from its vCPU threads' /proc/<pid>/task/<tid>/schedstat.
+#include <cerrno>
+
+#include "hwsig/procfs.h"
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+namespace {
+
+constexpr const char *kRunqWaitAvg = "sched.runq_wait_avg_us";
+
+class SchedstatSource final : public Source {
+public:
+	std::string_view name() const override { return "procfs.schedstat"; }
+	std::vector<std::string> provides() const override { return {kRunqWaitAvg}; }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		collect_cpus(ctx, snap);
+		if (ctx.vms)
+			for (const auto &vm : *ctx.vms)
+				collect_vm(ctx, vm, snap);
+	}
+
+private:
+	static void collect_cpus(const SourceContext &ctx, Snapshot &snap)
+	{
+		auto r = read_file(join_path(ctx.root, "/proc/schedstat"));
+		if (!r.data) {
+			snap.add_unavailable(kRunqWaitAvg, "system",
+					     r.err == ENOENT ? "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)"
+							     : read_failure("/proc/schedstat", r.err));
+			return;
+		}
+		auto stat = parse_schedstat(*r.data);
+		if (!stat.error.empty()) {
+			bool unsupported = stat.version != 0 && (stat.version < 15 || stat.version > 17);
+			snap.add_unavailable(kRunqWaitAvg, "system",
+					     (unsupported ? "/proc/schedstat: " : "/proc/schedstat garbled: ") + stat.error);
+			return;
+		}
+		double delay_sum = 0, slices_sum = 0;
+		for (const auto &cpu : stat.cpus) {
+			std::string scope = "cpu:" + std::to_string(cpu.cpu);
+			snap.add_counter(series::kSchedstatRunDelayNs, scope, static_cast<double>(cpu.run_delay_ns), "procfs");
+			snap.add_counter(series::kSchedstatTimeslices, scope, static_cast<double>(cpu.timeslices), "procfs");
+			delay_sum += static_cast<double>(cpu.run_delay_ns);
+			slices_sum += static_cast<double>(cpu.timeslices);
+		}
+		snap.add_counter(series::kSchedstatRunDelayNs, "system", delay_sum, "procfs");
+		snap.add_counter(series::kSchedstatTimeslices, "system", slices_sum, "procfs");
+	}
+
+	// A VM's figure is the sum over all its vCPU threads; one unreadable
+	// thread makes the sum incomparable with the last one, so no value.
+	static void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap)
+	{
+		if (vm.vcpu_tids.empty()) {
+			snap.add_unavailable(kRunqWaitAvg, vm.scope(), "no vCPU threads ('CPU n/KVM') found");
+			return;
+		}
+		double delay_sum = 0, slices_sum = 0;
+		for (int tid : vm.vcpu_tids) {
+			std::string task = "/proc/" + std::to_string(vm.pid) + "/task/" + std::to_string(tid);
+			std::string rel = task + "/schedstat";
+			auto r = read_file(join_path(ctx.root, rel));
+			if (!r.data) {
+				std::string reason = read_failure(rel, r.err);
+				if (r.err == ENOENT)
+					reason += path_exists(join_path(ctx.root, task))
+							  ? " (kernel without CONFIG_SCHED_INFO)"
+							  : " (vCPU thread exited)";
+				snap.add_unavailable(kRunqWaitAvg, vm.scope(), reason);
+				return;
+			}
+			auto stat = parse_task_schedstat(*r.data);
+			if (!stat.error.empty()) {
+				snap.add_unavailable(kRunqWaitAvg, vm.scope(), rel + " garbled: " + stat.error);
+				return;
+			}
+			delay_sum += static_cast<double>(stat.run_delay_ns);
+			slices_sum += static_cast<double>(stat.timeslices);
+		}
+		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
+		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
+	}
+};
+
+} // namespace
+
+SourcePtr make_schedstat_source()
+{
+	return std::make_unique<SchedstatSource>();
+}
+
+} // namespace hwsig

@@ -1,0 +1,51 @@
+// /proc/stat: steal and total CPU time per CPU and for the system.
+#include "hwsig/procfs.h"
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+namespace {
+
+constexpr const char *kStealRatio = "sched.steal_ratio";
+
+class StatSource final : public Source {
+public:
+	std::string_view name() const override { return "procfs.stat"; }
+	std::vector<std::string> provides() const override { return {kStealRatio}; }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		auto r = read_file(join_path(ctx.root, "/proc/stat"));
+		if (!r.data) {
+			snap.add_unavailable(kStealRatio, "system", read_failure("/proc/stat", r.err));
+			return;
+		}
+		auto stat = parse_proc_stat(*r.data);
+		if (!stat.error.empty()) {
+			snap.add_unavailable(kStealRatio, "system", "/proc/stat garbled: " + stat.error);
+			return;
+		}
+		// The parser guarantees one column count for every line, so a
+		// missing steal column is missing everywhere: one note says it.
+		if (!stat.cpus.front().steal) {
+			snap.add_unavailable(kStealRatio, "system",
+					     "/proc/stat has no steal column (" +
+						     std::to_string(stat.cpus.front().columns) +
+						     " time columns: kernel older than 2.6.11)");
+			return;
+		}
+		for (const auto &cpu : stat.cpus) {
+			snap.add_counter(series::kCpuStealTicks, cpu.scope, static_cast<double>(*cpu.steal), "procfs");
+			snap.add_counter(series::kCpuTotalTicks, cpu.scope, static_cast<double>(cpu.total), "procfs");
+		}
+	}
+};
+
+} // namespace
+
+SourcePtr make_stat_source()
+{
+	return std::make_unique<StatSource>();
+}
+
+} // namespace hwsig
