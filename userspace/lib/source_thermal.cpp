@@ -1,0 +1,396 @@
+// Source "sysfs.thermal": thermal headroom (throttle point - temperature) of
+// every thermal zone and hwmon temperature sensor, and their minimum.
+// Documentation/thermal.rst defines the metric and the precedence rules.
+#include "hwsig/thermal.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+
+#include "hwsig/error.h"
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
+#include "hwsig/series.h"
+
+namespace hwsig::thermal {
+
+namespace {
+
+constexpr double kAbsoluteZeroC = -273.15;
+// No silicon sensor reads above this; drivers use larger values as markers.
+constexpr double kMaxPlausibleC = 500.0;
+
+} // namespace
+
+std::optional<double> parse_millicelsius(std::string_view text)
+{
+	auto milli = parse_i64(text);
+	if (!milli)
+		return std::nullopt;
+	double c = static_cast<double>(*milli) / 1000.0;
+	if (c < kAbsoluteZeroC || c > kMaxPlausibleC)
+		return std::nullopt;
+	return c;
+}
+
+std::optional<double> parse_limit_millicelsius(std::string_view text)
+{
+	auto c = parse_millicelsius(text);
+	if (!c || *c <= 0.0)
+		return std::nullopt;
+	return c;
+}
+
+TripType parse_trip_type(std::string_view text)
+{
+	auto t = trim(text);
+	if (t == "passive")
+		return TripType::Passive;
+	if (t == "hot")
+		return TripType::Hot;
+	if (t == "critical")
+		return TripType::Critical;
+	if (t == "active")
+		return TripType::Active;
+	return TripType::Unknown;
+}
+
+std::optional<double> zone_throttle_c(const std::vector<Trip> &trips)
+{
+	for (auto wanted : {TripType::Passive, TripType::Hot, TripType::Critical}) {
+		std::optional<double> lowest;
+		for (const auto &t : trips)
+			if (t.type == wanted && std::isfinite(t.temp_c) && (!lowest || t.temp_c < *lowest))
+				lowest = t.temp_c;
+		if (lowest)
+			return lowest;
+	}
+	return std::nullopt;
+}
+
+std::optional<double> hwmon_throttle_c(std::optional<double> max_c, std::optional<double> crit_c)
+{
+	return max_c ? max_c : crit_c;
+}
+
+std::string scope_component(std::string_view name)
+{
+	std::string out(trim(name));
+	for (auto &c : out) {
+		auto u = static_cast<unsigned char>(c);
+		if (u <= ' ' || u == 0x7f || c == '/')
+			c = '_';
+	}
+	return out;
+}
+
+std::vector<std::string> disambiguate(const std::vector<std::string> &names)
+{
+	std::map<std::string, unsigned> total, seen;
+	for (const auto &n : names)
+		total[n]++;
+	std::vector<std::string> out;
+	out.reserve(names.size());
+	for (const auto &n : names)
+		out.push_back(total[n] > 1 ? n + "." + std::to_string(seen[n]++) : n);
+	return out;
+}
+
+} // namespace hwsig::thermal
+
+namespace hwsig {
+
+namespace {
+
+using namespace thermal;
+
+constexpr const char *kMetric = series::kThermalHeadroom;
+constexpr const char *kSourceKind = "sysfs";
+
+// "thermal_zone12" -> 12 for numeric ordering (list_dir sorts as text).
+std::optional<unsigned> index_after(std::string_view entry, std::string_view prefix)
+{
+	if (!entry.starts_with(prefix) || entry.size() == prefix.size())
+		return std::nullopt;
+	auto n = parse_u64(entry.substr(prefix.size()));
+	if (!n || *n > UINT_MAX || !std::all_of(entry.begin() + prefix.size(), entry.end(),
+						  [](char c) { return c >= '0' && c <= '9'; }))
+		return std::nullopt;
+	return static_cast<unsigned>(*n);
+}
+
+std::vector<std::pair<unsigned, std::string>> numbered_entries(const std::string &dir, std::string_view prefix)
+{
+	std::vector<std::pair<unsigned, std::string>> out;
+	for (auto &e : list_dir(dir, prefix))
+		if (auto n = index_after(e, prefix))
+			out.emplace_back(*n, std::move(e));
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+std::optional<std::string> read_trimmed(const std::string &path)
+{
+	auto r = read_file(path, 4096);
+	if (!r.data)
+		return std::nullopt;
+	return std::string(trim(*r.data));
+}
+
+std::string read_link_basename(const std::string &path)
+{
+	char buf[4096];
+	ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf));
+	if (n <= 0 || static_cast<std::size_t>(n) >= sizeof(buf))
+		return {};
+	std::string_view target(buf, static_cast<std::size_t>(n));
+	auto slash = target.rfind('/');
+	return std::string(slash == std::string_view::npos ? target : target.substr(slash + 1));
+}
+
+// A short, printable excerpt of garbage for a note.
+std::string excerpt(std::string_view s)
+{
+	std::string out;
+	for (unsigned char c : trim(s).substr(0, 24))
+		out += (c < ' ' || c >= 0x7f) ? '?' : static_cast<char>(c);
+	return out;
+}
+
+// Reads one temperature file; on failure says why in *why.
+std::optional<double> read_temperature(const std::string &path, const std::string &shown, std::string *why)
+{
+	auto r = read_file(path, 4096);
+	if (!r.data) {
+		*why = Error("reading " + shown, r.err).what();
+		return std::nullopt;
+	}
+	auto c = parse_millicelsius(*r.data);
+	if (!c)
+		*why = shown + " is not a temperature in millidegrees: \"" + excerpt(*r.data) + "\"";
+	return c;
+}
+
+struct Reading {
+	std::string scope;
+	double headroom_c;
+};
+
+class ThermalSource final : public Source {
+public:
+	std::string_view name() const override { return "sysfs.thermal"; }
+	std::vector<std::string> provides() const override { return {kMetric}; }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		std::vector<Reading> readings;
+		std::vector<std::string> zone_types;
+		bool any_sensor = read_zones(ctx.root, snap, readings, zone_types);
+		any_sensor |= read_hwmon(ctx.root, zone_types, snap, readings);
+
+		for (const auto &r : readings)
+			snap.add_gauge(kMetric, r.scope, r.headroom_c, kSourceKind);
+		if (!readings.empty()) {
+			auto lowest = std::min_element(readings.begin(), readings.end(), [](auto &a, auto &b) {
+				return a.headroom_c < b.headroom_c;
+			});
+			snap.add_gauge(kMetric, "system", lowest->headroom_c, kSourceKind);
+		} else if (!any_sensor) {
+			snap.add_unavailable(kMetric, "system",
+					     "no thermal zones or hwmon temperature sensors (typical inside a VM)");
+		} else {
+			snap.add_unavailable(kMetric, "system",
+					     "no sensor has both a readable temperature and a throttle point");
+		}
+	}
+
+private:
+	// Thermal zones. Returns whether any zone exists; zone_types gets the
+	// raw types (hwmon mirrors of zones are recognised by them).
+	static bool read_zones(const std::string &root, Snapshot &snap, std::vector<Reading> &readings,
+			       std::vector<std::string> &zone_types)
+	{
+		const std::string dir = join_path(root, "sys/class/thermal");
+		auto zones = numbered_entries(dir, "thermal_zone");
+		std::vector<std::string> names;
+		for (const auto &[n, entry] : zones) {
+			auto type = read_trimmed(dir + "/" + entry + "/type");
+			std::string component = type ? scope_component(*type) : std::string();
+			if (type)
+				zone_types.push_back(*type);
+			names.push_back(component.empty() ? entry : component);
+		}
+		names = disambiguate(names);
+
+		for (std::size_t i = 0; i < zones.size(); i++) {
+			const std::string &entry = zones[i].second;
+			const std::string zdir = dir + "/" + entry;
+			const std::string scope = "zone:" + names[i];
+			std::string why;
+			auto temp = read_temperature(zdir + "/temp", entry + "/temp", &why);
+			if (!temp) {
+				snap.add_unavailable(kMetric, scope, why);
+				continue;
+			}
+			std::vector<Trip> trips;
+			// trip_point_K_type names the trips; trip_point_K_temp
+			// (and _hyst) sit next to them.
+			for (const auto &tname : list_dir(zdir, "trip_point_")) {
+				constexpr std::string_view suffix = "_type";
+				if (!std::string_view(tname).ends_with(suffix))
+					continue;
+				std::string stem = tname.substr(0, tname.size() - suffix.size());
+				auto ttype = read_trimmed(zdir + "/" + tname);
+				auto ttemp = read_file(zdir + "/" + stem + "_temp", 4096);
+				if (!ttype || !ttemp.data)
+					continue;
+				auto limit = parse_limit_millicelsius(*ttemp.data);
+				if (!limit)
+					continue; // unprogrammed or invalid trip
+				trips.push_back({parse_trip_type(*ttype), *limit});
+			}
+			auto throttle = zone_throttle_c(trips);
+			if (!throttle) {
+				snap.add_unavailable(kMetric, scope,
+						     entry + " has no passive, hot or critical trip point with a valid temperature");
+				continue;
+			}
+			readings.push_back({scope, *throttle - *temp});
+		}
+		return !zones.empty();
+	}
+
+	// hwmon temperature sensors. Returns whether any temp*_input exists
+	// outside thermal-zone mirrors.
+	static bool read_hwmon(const std::string &root, const std::vector<std::string> &zone_types,
+			       Snapshot &snap, std::vector<Reading> &readings)
+	{
+		const std::string dir = join_path(root, "sys/class/hwmon");
+		struct Device {
+			std::string entry, attr_dir, name;
+		};
+		std::vector<Device> devices;
+		for (const auto &[n, entry] : numbered_entries(dir, "hwmon")) {
+			Device d{entry, dir + "/" + entry, {}};
+			auto name = read_trimmed(d.attr_dir + "/name");
+			if (!name) {
+				// Drivers older than the hwmon attribute groups kept
+				// their files in the parent device.
+				if (auto old = read_trimmed(d.attr_dir + "/device/name")) {
+					name = old;
+					d.attr_dir += "/device";
+				}
+			}
+			if (name && is_zone_mirror(dir + "/" + entry, *name, zone_types))
+				continue;
+			d.name = name ? scope_component(*name) : std::string();
+			if (d.name.empty())
+				d.name = entry;
+			devices.push_back(std::move(d));
+		}
+		std::vector<std::string> names;
+		for (const auto &d : devices)
+			names.push_back(d.name);
+		names = disambiguate(names);
+
+		bool any_sensor = false;
+		for (std::size_t i = 0; i < devices.size(); i++)
+			any_sensor |= read_hwmon_device(devices[i].attr_dir, devices[i].entry, names[i], snap, readings);
+		return any_sensor;
+	}
+
+	// The kernel registers an hwmon device for each thermal zone type
+	// (thermal_hwmon: same name with '-' made '_', parent = the zone). The
+	// zone itself is read with its trip points, so the mirror is skipped.
+	static bool is_zone_mirror(const std::string &hwmon_dir, const std::string &name,
+				   const std::vector<std::string> &zone_types)
+	{
+		auto parent = read_link_basename(hwmon_dir + "/device");
+		if (parent.starts_with("thermal_zone"))
+			return true;
+		if (!parent.empty())
+			return false;
+		for (auto type : zone_types) {
+			std::replace(type.begin(), type.end(), '-', '_');
+			if (type == name)
+				return true;
+		}
+		return false;
+	}
+
+	static bool read_hwmon_device(const std::string &attr_dir, const std::string &entry,
+				      const std::string &device_name, Snapshot &snap, std::vector<Reading> &readings)
+	{
+		struct Sensor {
+			unsigned index;
+			std::string component;
+		};
+		std::vector<Sensor> sensors;
+		for (const auto &file : list_dir(attr_dir, "temp")) {
+			constexpr std::string_view suffix = "_input";
+			std::string_view f(file);
+			if (!f.ends_with(suffix))
+				continue;
+			auto index = index_after(f.substr(0, f.size() - suffix.size()), "temp");
+			if (!index)
+				continue;
+			auto label = read_trimmed(attr_dir + "/temp" + std::to_string(*index) + "_label");
+			std::string component = label ? scope_component(*label) : std::string();
+			sensors.push_back({*index, component.empty() ? "temp" + std::to_string(*index) : component});
+		}
+		std::sort(sensors.begin(), sensors.end(), [](auto &a, auto &b) { return a.index < b.index; });
+		std::vector<std::string> components;
+		for (const auto &s : sensors)
+			components.push_back(s.component);
+		components = disambiguate(components);
+
+		std::vector<std::string> without_limit;
+		for (std::size_t i = 0; i < sensors.size(); i++) {
+			const std::string prefix = attr_dir + "/temp" + std::to_string(sensors[i].index);
+			const std::string shown = entry + "/temp" + std::to_string(sensors[i].index);
+			const std::string scope = "zone:" + device_name + "/" + components[i];
+			auto fault = read_trimmed(prefix + "_fault");
+			if (fault && *fault == "1") {
+				snap.add_unavailable(kMetric, scope, shown + "_fault: the sensor reports a fault");
+				continue;
+			}
+			std::string why;
+			auto temp = read_temperature(prefix + "_input", shown + "_input", &why);
+			if (!temp) {
+				snap.add_unavailable(kMetric, scope, why);
+				continue;
+			}
+			std::optional<double> max_c, crit_c;
+			if (auto r = read_file(prefix + "_max", 4096); r.data)
+				max_c = parse_limit_millicelsius(*r.data);
+			if (auto r = read_file(prefix + "_crit", 4096); r.data)
+				crit_c = parse_limit_millicelsius(*r.data);
+			auto throttle = hwmon_throttle_c(max_c, crit_c);
+			if (!throttle) {
+				without_limit.push_back(components[i]);
+				continue;
+			}
+			readings.push_back({scope, *throttle - *temp});
+		}
+		if (!without_limit.empty()) {
+			std::string list;
+			for (const auto &c : without_limit)
+				list += (list.empty() ? "" : ", ") + c;
+			snap.add_unavailable(kMetric, "zone:" + device_name,
+					     "temperature only, the driver gives no max or crit limit: " + list);
+		}
+		return !sensors.empty();
+	}
+};
+
+} // namespace
+
+SourcePtr make_thermal_source()
+{
+	return std::make_unique<ThermalSource>();
+}
+
+} // namespace hwsig

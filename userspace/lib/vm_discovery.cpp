@@ -1,0 +1,461 @@
+// VM discovery from /proc (vm.h, vm_parse.h): which processes are QEMU/KVM
+// guests, their names, vCPU threads, vhost workers and taps. The parsers are
+// pure; discovery tolerates processes that vanish at any step.
+// Documentation/vms.rst describes the rules.
+#include "hwsig/vm.h"
+#include "hwsig/vm_parse.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <exception>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
+
+namespace hwsig::vmparse {
+
+namespace {
+
+bool all_digits(std::string_view s)
+{
+	return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string_view basename_of(std::string_view path)
+{
+	auto slash = path.rfind('/');
+	return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// QemuOpts' get_opt_value(): up to the next single ',' with ",," read as a
+// literal comma. Returns the value and the position of the terminating ','
+// (or s.size()).
+std::pair<std::string, std::size_t> opt_value(std::string_view s, std::size_t pos)
+{
+	std::string value;
+	while (pos < s.size()) {
+		char c = s[pos];
+		if (c == ',') {
+			if (pos + 1 < s.size() && s[pos + 1] == ',') {
+				value += ',';
+				pos += 2;
+				continue;
+			}
+			break;
+		}
+		value += c;
+		pos++;
+	}
+	return {value, pos};
+}
+
+// QEMU options that take an argument and whose argument could, in principle,
+// be the literal string "-name" (a kernel command line, a file name...).
+// Skipping them keeps "-append -name" from being read as a -name option.
+// Options missing from this list only matter if their value is "-name".
+constexpr std::string_view kOptionsWithArgument[] = {
+	"append", "kernel", "initrd", "dtb", "bios", "L", "drive", "blockdev", "device", "netdev",
+	"net", "nic", "object", "chardev", "machine", "M", "cpu", "accel", "smp", "m", "numa",
+	"uuid", "qmp", "qmp-pretty", "monitor", "mon", "serial", "parallel", "debugcon", "global",
+	"fw_cfg", "boot", "vnc", "display", "vga", "spice", "pidfile", "D", "d", "trace", "msg",
+	"sandbox", "overcommit", "rtc", "incoming", "smbios", "loadvm", "k", "readconfig", "runas",
+	"chroot", "run-with", "cdrom", "hda", "hdb", "hdc", "hdd", "fda", "fdb", "add-fd",
+	"audiodev", "action",
+};
+
+bool takes_argument(std::string_view option)
+{
+	return std::find(std::begin(kOptionsWithArgument), std::end(kOptionsWithArgument), option) !=
+	       std::end(kOptionsWithArgument);
+}
+
+} // namespace
+
+std::vector<std::string> split_cmdline(std::string_view raw)
+{
+	std::vector<std::string> argv;
+	std::size_t start = 0;
+	while (start < raw.size()) {
+		auto nul = raw.find('\0', start);
+		if (nul == std::string_view::npos) {
+			argv.emplace_back(raw.substr(start));
+			break;
+		}
+		argv.emplace_back(raw.substr(start, nul - start));
+		start = nul + 1;
+	}
+	return argv;
+}
+
+bool is_qemu_argv0(std::string_view argv0)
+{
+	auto base = basename_of(argv0);
+	return base.starts_with("qemu-system-") || base == "qemu-kvm";
+}
+
+bool is_qemu_comm(std::string_view comm)
+{
+	return comm.starts_with("qemu-system-") || comm == "qemu-kvm";
+}
+
+std::optional<std::string> parse_name_option(std::string_view s)
+{
+	std::optional<std::string> guest;
+	std::size_t pos = 0;
+	bool first = true;
+	while (pos < s.size()) {
+		std::size_t key_end = s.find_first_of("=,", pos);
+		if (key_end == std::string_view::npos)
+			key_end = s.size();
+		std::string key;
+		if (key_end == s.size() || s[key_end] == ',') {
+			if (first) {
+				// "-name web01,...": the implied first option is guest.
+				auto [value, end] = opt_value(s, pos);
+				guest = value;
+				pos = end;
+			} else {
+				// A bare flag such as "debug-threads" (means =on).
+				pos = key_end;
+			}
+		} else {
+			key = std::string(s.substr(pos, key_end - pos));
+			auto [value, end] = opt_value(s, key_end + 1);
+			if (key == "guest")
+				guest = value;
+			pos = end;
+		}
+		if (pos < s.size() && s[pos] == ',')
+			pos++;
+		first = false;
+	}
+	return guest;
+}
+
+std::optional<std::string> parse_qemu_name(const std::vector<std::string> &argv)
+{
+	std::optional<std::string> name;
+	std::size_t i = 1;
+	while (i < argv.size()) {
+		std::string_view arg = argv[i];
+		if (arg.size() < 2 || arg[0] != '-') {
+			i++; // a disk image given without an option
+			continue;
+		}
+		std::string_view option = arg.substr(arg[1] == '-' ? 2 : 1);
+		if (option == "name") {
+			if (i + 1 >= argv.size())
+				break;
+			if (auto guest = parse_name_option(argv[i + 1]))
+				name = std::move(guest);
+			i += 2;
+		} else if (takes_argument(option)) {
+			i += 2;
+		} else {
+			i++;
+		}
+	}
+	if (name && name->empty())
+		return std::nullopt;
+	return name;
+}
+
+std::optional<unsigned> parse_vcpu_comm(std::string_view comm)
+{
+	constexpr std::string_view prefix = "CPU ", suffix = "/KVM";
+	if (!comm.starts_with(prefix) || !comm.ends_with(suffix) ||
+	    comm.size() <= prefix.size() + suffix.size())
+		return std::nullopt;
+	auto digits = comm.substr(prefix.size(), comm.size() - prefix.size() - suffix.size());
+	if (!all_digits(digits))
+		return std::nullopt;
+	auto n = parse_u64(digits);
+	if (!n || *n > UINT_MAX)
+		return std::nullopt;
+	return static_cast<unsigned>(*n);
+}
+
+std::optional<int> parse_vhost_comm(std::string_view comm)
+{
+	constexpr std::string_view prefix = "vhost-";
+	if (!comm.starts_with(prefix))
+		return std::nullopt;
+	auto digits = comm.substr(prefix.size());
+	if (!all_digits(digits))
+		return std::nullopt;
+	auto n = parse_u64(digits);
+	if (!n || *n == 0 || *n > INT_MAX)
+		return std::nullopt;
+	return static_cast<int>(*n);
+}
+
+std::optional<std::string> parse_tun_fdinfo(std::string_view fdinfo)
+{
+	for (auto line : split_lines(fdinfo)) {
+		if (!line.starts_with("iff:"))
+			continue;
+		auto name = trim(line.substr(4));
+		// dev_valid_name(): at most IFNAMSIZ-1 bytes, no '/', ':' or
+		// whitespace. Anything else is not an interface name.
+		if (name.empty() || name.size() > 15 || name == "." || name == "..")
+			return std::nullopt;
+		for (unsigned char c : name)
+			if (c <= ' ' || c == '/' || c == ':' || c == 0x7f)
+				return std::nullopt;
+		return std::string(name);
+	}
+	return std::nullopt;
+}
+
+std::optional<unsigned> parse_vcpu_fd_target(std::string_view target)
+{
+	constexpr std::string_view prefix = "anon_inode:kvm-vcpu:";
+	if (!target.starts_with(prefix))
+		return std::nullopt;
+	auto digits = target.substr(prefix.size());
+	if (!all_digits(digits))
+		return std::nullopt;
+	auto n = parse_u64(digits);
+	if (!n || *n > UINT_MAX)
+		return std::nullopt;
+	return static_cast<unsigned>(*n);
+}
+
+bool status_is_dead(std::string_view status)
+{
+	for (auto line : split_lines(status)) {
+		if (!line.starts_with("State:"))
+			continue;
+		auto state = trim(line.substr(6));
+		return !state.empty() && (state[0] == 'Z' || state[0] == 'X');
+	}
+	return false;
+}
+
+std::string printable_name(std::string_view name)
+{
+	std::string out(name);
+	for (auto &c : out)
+		if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+			c = '_';
+	return out;
+}
+
+} // namespace hwsig::vmparse
+
+// ---- discovery: the I/O side ----
+
+namespace hwsig::vmparse {
+
+namespace {
+
+std::optional<int> parse_pid(std::string_view s)
+{
+	if (!all_digits(s))
+		return std::nullopt;
+	auto n = parse_u64(s);
+	if (!n || *n == 0 || *n > INT_MAX)
+		return std::nullopt;
+	return static_cast<int>(*n);
+}
+
+// comm without its newline; comm may hold spaces ("CPU 0/KVM").
+std::optional<std::string> read_comm(const std::string &path)
+{
+	auto r = read_file(path, 4096);
+	if (!r.data)
+		return std::nullopt;
+	std::string comm = std::move(*r.data);
+	if (!comm.empty() && comm.back() == '\n')
+		comm.pop_back();
+	return comm;
+}
+
+std::optional<std::string> read_link(const std::string &path)
+{
+	char buf[PATH_MAX];
+	ssize_t n = ::readlink(path.c_str(), buf, sizeof(buf));
+	if (n < 0 || static_cast<std::size_t>(n) >= sizeof(buf))
+		return std::nullopt;
+	return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// list_dir() cannot tell "empty" from "not allowed"; /proc/PID/fd of another
+// user's process is EACCES for an unprivileged reader.
+bool dir_readable(const std::string &path)
+{
+	DIR *d = ::opendir(path.c_str());
+	if (!d)
+		return false;
+	::closedir(d);
+	return true;
+}
+
+struct Candidate {
+	VmDetails details;
+	std::vector<std::pair<unsigned, int>> vcpus; // (vCPU index, tid)
+	std::set<int> vhost_tids;
+	std::set<std::string> taps;
+	std::set<unsigned> vcpu_fd_indexes;
+};
+
+// Threads of a QEMU process: vCPUs, in-process vhost workers (kernel 6.4+)
+// and every tid (vhost kthreads of older kernels name the thread that set
+// the owner, normally the main thread). False if the process vanished.
+bool scan_threads(const std::string &pid_dir, Candidate &c, std::map<int, std::size_t> &owner_of_tid,
+		  std::size_t index)
+{
+	auto tids = list_dir(pid_dir + "/task");
+	bool any = false;
+	for (const auto &name : tids) {
+		auto tid = parse_pid(name);
+		if (!tid)
+			continue;
+		any = true;
+		owner_of_tid.emplace(*tid, index);
+		auto comm = read_comm(pid_dir + "/task/" + name + "/comm");
+		if (!comm)
+			continue; // thread exited meanwhile
+		if (auto cpu = parse_vcpu_comm(*comm))
+			c.vcpus.emplace_back(*cpu, *tid);
+		else if (parse_vhost_comm(*comm))
+			c.vhost_tids.insert(*tid);
+	}
+	return any;
+}
+
+void scan_fds(const std::string &pid_dir, Candidate &c)
+{
+	const std::string fd_dir = pid_dir + "/fd";
+	auto fds = list_dir(fd_dir);
+	if (fds.empty() && !dir_readable(fd_dir)) {
+		c.details.fds_readable = false;
+		return;
+	}
+	for (const auto &fd : fds) {
+		auto target = read_link(fd_dir + "/" + fd);
+		if (!target)
+			continue; // closed meanwhile, or not allowed
+		if (*target == "/dev/net/tun") {
+			auto info = read_file(pid_dir + "/fdinfo/" + fd, 64 * 1024);
+			if (!info.data)
+				continue;
+			if (auto tap = parse_tun_fdinfo(*info.data))
+				c.taps.insert(std::move(*tap));
+		} else if (auto vcpu = parse_vcpu_fd_target(*target)) {
+			c.vcpu_fd_indexes.insert(*vcpu);
+		}
+	}
+}
+
+// Two guests may carry the same -name (plain QEMU does not enforce
+// uniqueness, libvirt does); scopes must stay distinct.
+void make_names_unique(std::vector<Candidate> &found)
+{
+	std::map<std::string, unsigned> uses;
+	for (const auto &c : found)
+		uses[c.details.vm.name]++;
+	for (auto &c : found)
+		if (uses[c.details.vm.name] > 1)
+			c.details.vm.name += "@" + std::to_string(c.details.vm.pid);
+}
+
+} // namespace
+
+std::vector<VmDetails> discover_vm_details(const std::string &root)
+{
+	const std::string proc = join_path(root, "proc");
+	std::vector<Candidate> found;
+	std::map<int, std::size_t> owner_of_tid;              // tid of a QEMU -> index in found
+	std::vector<std::pair<int, int>> vhost_kthreads;       // (pid, owner tid from its name)
+
+	std::vector<std::string> entries;
+	try {
+		entries = list_dir(proc);
+	} catch (const std::exception &) {
+		return {};
+	}
+	for (const auto &entry : entries) {
+		auto pid = parse_pid(entry);
+		if (!pid)
+			continue;
+		const std::string pid_dir = proc + "/" + entry;
+		try {
+			auto comm = read_comm(pid_dir + "/comm");
+			auto cmdline = read_file(pid_dir + "/cmdline");
+			std::vector<std::string> argv;
+			if (cmdline.data)
+				argv = split_cmdline(*cmdline.data);
+			bool qemu = (!argv.empty() && is_qemu_argv0(argv[0])) || (comm && is_qemu_comm(*comm));
+			if (!qemu) {
+				// A kernel 6.1-style vhost worker is a kthread of its own.
+				if (comm)
+					if (auto owner = parse_vhost_comm(*comm))
+						vhost_kthreads.emplace_back(*pid, *owner);
+				continue;
+			}
+			auto status = read_file(pid_dir + "/status");
+			if (!status.data || status_is_dead(*status.data))
+				continue; // gone, or a zombie whose guest is no more
+			Candidate c;
+			c.details.vm.pid = *pid;
+			if (auto name = parse_qemu_name(argv))
+				c.details.vm.name = printable_name(*name);
+			else
+				c.details.vm.name = "pid-" + std::to_string(*pid);
+			std::map<int, std::size_t> tids;
+			if (!scan_threads(pid_dir, c, tids, found.size()))
+				continue; // vanished between reading cmdline and task/
+			scan_fds(pid_dir, c);
+			owner_of_tid.insert(tids.begin(), tids.end());
+			found.push_back(std::move(c));
+		} catch (const std::exception &) {
+			// An unreadable or vanishing process is skipped, never fatal.
+			continue;
+		}
+	}
+
+	for (auto [pid, owner] : vhost_kthreads) {
+		auto it = owner_of_tid.find(owner);
+		if (it != owner_of_tid.end())
+			found[it->second].vhost_tids.insert(pid);
+	}
+	make_names_unique(found);
+
+	std::vector<VmDetails> out;
+	out.reserve(found.size());
+	for (auto &c : found) {
+		std::sort(c.vcpus.begin(), c.vcpus.end());
+		for (auto [cpu, tid] : c.vcpus)
+			c.details.vm.vcpu_tids.push_back(tid);
+		c.details.vm.vhost_tids.assign(c.vhost_tids.begin(), c.vhost_tids.end());
+		c.details.vm.taps.assign(c.taps.begin(), c.taps.end());
+		c.details.vcpu_fds = static_cast<unsigned>(c.vcpu_fd_indexes.size());
+		out.push_back(std::move(c.details));
+	}
+	std::sort(out.begin(), out.end(), [](const VmDetails &a, const VmDetails &b) {
+		return a.vm.name != b.vm.name ? a.vm.name < b.vm.name : a.vm.pid < b.vm.pid;
+	});
+	return out;
+}
+
+} // namespace hwsig::vmparse
+
+namespace hwsig {
+
+std::vector<Vm> discover_vms(const std::string &root)
+{
+	std::vector<Vm> vms;
+	for (auto &d : vmparse::discover_vm_details(root))
+		vms.push_back(std::move(d.vm));
+	return vms;
+}
+
+} // namespace hwsig
