@@ -2,9 +2,6 @@
 // file; this is the one place that knows them all.
 #include "hwsig/procfs.h"
 #include "hwsig/sampler.h"
-#ifdef HWSIG_HAVE_BPF
-#include "hwsig/bpf_sources.h"
-#endif
 
 namespace hwsig {
 
@@ -17,12 +14,6 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	sources.push_back(make_meminfo_source());
 	sources.push_back(make_schedstat_source());
 	sources.push_back(make_psi_source());
-#ifdef HWSIG_HAVE_BPF
-	if (opt.bpf)
-		sources.push_back(make_bpf_sched_source());
-	if (opt.bpf)
-		sources.push_back(make_bpf_block_source());
-#endif
 	return sources;
 }
 
