@@ -1,0 +1,142 @@
+/* Software events on every CPU against ground truth: the record rate
+ * against the configured interval and the wall clock, cpu-clock against
+ * elapsed time, and context-switches against a pinned pipe ping-pong. */
+#include "cases.h"
+#include "common.h"
+#include "workload.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#define INTERVAL_NS 10000000ull
+#define ROUND_TRIPS 3000
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Ordering, flags and counter sanity of one CPU's consecutive records. */
+static int check_stream(const struct hwsig_record *rec, int n, unsigned cpu, uint32_t gen)
+{
+	for (int i = 0; i < n; i++) {
+		CHECK(rec[i].cpu == cpu, "cpu %u ring holds a record of cpu %u", cpu, rec[i].cpu);
+		CHECK(rec[i].config_generation == gen, "cpu %u record generation %u, control page %u",
+		      cpu, rec[i].config_generation, gen);
+		CHECK(rec[i].valid_mask == 0x7, "cpu %u record valid_mask %#x, want 0x7", cpu, rec[i].valid_mask);
+		for (int e = 0; e < 3; e++)
+			CHECK(rec[i].time_running[e] == rec[i].time_enabled[e],
+			      "cpu %u event %d multiplexed: enabled %llu running %llu", cpu, e,
+			      (unsigned long long)rec[i].time_enabled[e], (unsigned long long)rec[i].time_running[e]);
+		if (!i)
+			continue;
+		CHECK(rec[i].seq == rec[i - 1].seq + 1, "cpu %u seq %llu after %llu", cpu,
+		      (unsigned long long)rec[i].seq, (unsigned long long)rec[i - 1].seq);
+		CHECK(rec[i].time_ns > rec[i - 1].time_ns, "cpu %u time went %llu -> %llu", cpu,
+		      (unsigned long long)rec[i - 1].time_ns, (unsigned long long)rec[i].time_ns);
+		CHECK(!(rec[i].flags & HWSIG_RECORD_F_FIRST), "cpu %u record seq %llu flagged FIRST mid-run",
+		      cpu, (unsigned long long)rec[i].seq);
+		for (int e = 0; e < 3; e++)
+			CHECK(rec[i].values[e] >= rec[i - 1].values[e], "cpu %u event %d went down %llu -> %llu",
+			      cpu, e, (unsigned long long)rec[i - 1].values[e], (unsigned long long)rec[i].values[e]);
+	}
+	return 0;
+}
+
+int case_software(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	struct genl_sock s;
+	struct hw_map m;
+	static struct hw_reader rd;
+
+	if (setup_running(&s, INTERVAL_NS, 1024, hw_sw_events, 3))
+		return 1;
+	uint64_t t_start = now_ns();
+	CHECK_OK(hw_map_open(&m), "mapping /dev/hwsig");
+	unsigned ncpu = m.ctl->nr_cpu_ids;
+	CHECK(ncpu >= 2, "needs 2 CPUs, module reports %u", ncpu);
+	CHECK(m.ctl->running == 1 && m.ctl->nr_events == 3, "control page running %u nr_events %u",
+	      m.ctl->running, m.ctl->nr_events);
+	/* Every CPU's first record after START is flagged FIRST. */
+	sleep_ms(100);
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		CHECK(hw_head(&m, cpu) > 0, "cpu %u wrote nothing in 100 ms", cpu);
+		const struct hwsig_record *r0 = (const void *)((const unsigned char *)hw_ring(&m, cpu) + m.ctl->data_offset);
+		CHECK(r0->seq == 1 && (r0->flags & HWSIG_RECORD_F_FIRST), "cpu %u record 0: seq %llu flags %#x",
+		      cpu, (unsigned long long)r0->seq, r0->flags);
+	}
+	memset(&rd, 0, sizeof(rd));	/* read from record 0 */
+
+	/* The ground truth: forced context switches on CPU 1 while this
+	 * process waits on CPU 0. */
+	pin_to_cpu(0);
+	sleep_ms(200);
+	uint64_t t0 = now_ns();
+	CHECK_OK(pingpong_pinned(1, ROUND_TRIPS), "ping-pong on cpu 1");
+	uint64_t t1 = now_ns();
+	sleep_ms(300);
+	uint64_t t_end = now_ns();
+	vm_note("ping-pong %d round trips on cpu 1 took %llu ms", ROUND_TRIPS, (unsigned long long)((t1 - t0) / 1000000));
+
+	uint32_t gen = (uint32_t)m.ctl->config_generation;
+	for (unsigned cpu = 0; cpu < ncpu; cpu++) {
+		int n;
+		struct hwsig_record *rec = read_all(&rd, &m, cpu, &n);
+		CHECK(rd.lost[cpu] == 0, "cpu %u lost %llu records with a 1024 ring", cpu, (unsigned long long)rd.lost[cpu]);
+		CHECK(n >= 10, "cpu %u: only %d records", cpu, n);
+		if (check_stream(rec, n, cpu, gen))
+			return 1;
+		/* Rate: the records span their own time at the interval, and the
+		 * wall clock too (loosely: see below). */
+		uint64_t span = rec[n - 1].time_ns - rec[0].time_ns;
+		double expected = (double)span / INTERVAL_NS + 1;
+		CHECK(n >= expected * 0.9 && n <= expected * 1.1 + 1, "cpu %u: %d records over %llu ms at 10 ms",
+		      cpu, n, (unsigned long long)(span / 1000000));
+		double wall = (double)(t_end - t_start) / INTERVAL_NS;
+		/* A loaded host delays a TCG guest's timers, never advances them. */
+		CHECK(n >= wall * 0.5 && n <= wall * 1.05 + 2, "cpu %u: %d records in %.0f wall intervals", cpu, n, wall);
+		uint64_t *gaps = malloc(sizeof(uint64_t) * (size_t)n);
+		for (int i = 1; i < n; i++)
+			gaps[i - 1] = rec[i].time_ns - rec[i - 1].time_ns;
+		qsort(gaps, (size_t)n - 1, sizeof(uint64_t), cmp_u64);
+		uint64_t median = gaps[(n - 1) / 2];
+		free(gaps);
+		CHECK(median > INTERVAL_NS * 9 / 10 && median < INTERVAL_NS * 11 / 10,
+		      "cpu %u: median gap between records %llu ns, interval %llu", cpu,
+		      (unsigned long long)median, INTERVAL_NS);
+		/* cpu-clock counts the time the CPU's counter was enabled: the
+		 * span of the records. */
+		uint64_t clk = rec[n - 1].values[0] - rec[0].values[0];
+		CHECK(clk > span * 9 / 10 && clk < span * 11 / 10, "cpu %u: cpu-clock advanced %llu ns over %llu ns",
+		      cpu, (unsigned long long)clk, (unsigned long long)span);
+		uint64_t en = rec[n - 1].time_enabled[0] - rec[0].time_enabled[0];
+		CHECK(en > span * 9 / 10 && en < span * 11 / 10, "cpu %u: time_enabled advanced %llu ns over %llu ns",
+		      cpu, (unsigned long long)en, (unsigned long long)span);
+		vm_note("cpu %u: %d records over %llu ms, median gap %llu us, cpu-clock %llu ms, ctxsw %llu",
+			cpu, n, (unsigned long long)(span / 1000000), (unsigned long long)(median / 1000),
+			(unsigned long long)(clk / 1000000), (unsigned long long)(rec[n - 1].values[2] - rec[0].values[2]));
+		if (cpu != 1)
+			continue;
+		/* The last record before the ping-pong and the first after it. */
+		int before = -1, after = -1;
+		for (int i = 0; i < n; i++) {
+			if (rec[i].time_ns <= t0)
+				before = i;
+			if (after < 0 && rec[i].time_ns >= t1)
+				after = i;
+		}
+		CHECK(before >= 0 && after >= 0, "cpu 1: no records around the ping-pong");
+		uint64_t sw = rec[after].values[2] - rec[before].values[2];
+		vm_note("cpu 1: %llu context switches across %d round trips (>= %d required)",
+			(unsigned long long)sw, ROUND_TRIPS, 2 * ROUND_TRIPS);
+		CHECK(sw >= 2ull * ROUND_TRIPS, "cpu 1: %llu context switches, want >= %d", (unsigned long long)sw, 2 * ROUND_TRIPS);
+		/* And not wildly more: an idle-ish guest adds little. */
+		CHECK(sw < 2ull * ROUND_TRIPS + (t1 - t0) / 100000 + 2000, "cpu 1: %llu context switches is implausible",
+		      (unsigned long long)sw);
+	}
+	hw_map_close(&m);
+	genl_close(&s);
+	return 0;
+}

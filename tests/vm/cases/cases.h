@@ -1,0 +1,21 @@
+#ifndef VMTEST_CASES_H
+#define VMTEST_CASES_H
+
+struct vm_case {
+	const char *name;
+	int (*run)(int argc, char **argv);	/* 0: pass; else vm_fail() said why */
+};
+
+int case_version(int argc, char **argv);
+int case_software(int argc, char **argv);
+int case_hardware(int argc, char **argv);
+int case_loss(int argc, char **argv);
+int case_badconfig(int argc, char **argv);
+int case_unpriv(int argc, char **argv);
+int case_rmmod(int argc, char **argv);
+int case_cycles(int argc, char **argv);
+int case_hotplug(int argc, char **argv);
+int case_readers(int argc, char **argv);
+int case_bench(int argc, char **argv);
+
+#endif

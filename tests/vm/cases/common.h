@@ -1,0 +1,19 @@
+#ifndef VMTEST_COMMON_H
+#define VMTEST_COMMON_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "hwsig_client.h"
+
+/* Fresh module, configured and started; 0 or 1 with the reason recorded. */
+int setup_running(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_records,
+		  const struct hw_event_spec *ev, int n);
+/* Number of CPUs in /sys/devices/system/cpu/possible ("0-1" -> 2). */
+int possible_cpus(void);
+int cpu_online(int cpu);
+/* Records of one CPU since rd's tail, into a static buffer of ring size. */
+struct hwsig_record *read_all(struct hw_reader *rd, const struct hw_map *m, unsigned cpu, int *n);
+
+#endif
