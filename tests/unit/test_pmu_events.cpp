@@ -1,0 +1,352 @@
+// Event resolution against fixture sysfs trees modelled on what the kernel's
+// core and uncore drivers expose (tests/unit/fixtures/pmu/<host>/).
+#include <catch2/catch.hpp>
+
+#include <linux/perf_event.h>
+#include <map>
+#include <set>
+
+#include "hwsig/error.h"
+#include "hwsig/pmu_events.h"
+#include "hwsig/series.h"
+
+using namespace hwsig;
+
+namespace {
+
+std::string fixture(const char *host)
+{
+	return std::string(HWSIG_FIXTURES) + "/pmu/" + host;
+}
+
+const CoreSeriesPlan *find_series(const CorePlan &p, const char *s)
+{
+	for (const auto &c : p.series)
+		if (c.series == s)
+			return &c;
+	return nullptr;
+}
+
+bool has_unavailable(const CorePlan &p, const char *id)
+{
+	for (const auto &u : p.unavailable)
+		if (u.first == id)
+			return true;
+	return false;
+}
+
+struct DramSummary {
+	std::map<unsigned, int> reads_per_socket, writes_per_socket, rw_per_socket;
+	std::set<std::uint64_t> read_configs, write_configs, rw_configs;
+	std::set<std::string> pmus;
+};
+
+DramSummary summarize(const UncoreDramPlan &p)
+{
+	DramSummary s;
+	for (const auto &e : p.events) {
+		s.pmus.insert(e.pmu);
+		switch (e.direction) {
+		case DramDirection::Read:
+			s.reads_per_socket[e.socket]++;
+			s.read_configs.insert(e.spec.config);
+			break;
+		case DramDirection::Write:
+			s.writes_per_socket[e.socket]++;
+			s.write_configs.insert(e.spec.config);
+			break;
+		case DramDirection::ReadWrite:
+			s.rw_per_socket[e.socket]++;
+			s.rw_configs.insert(e.spec.config);
+			break;
+		}
+	}
+	return s;
+}
+
+} // namespace
+
+TEST_CASE("format specs parse into words and bit ranges", "[pmu]")
+{
+	auto f = parse_format_spec("config:0-7,32-35\n");
+	REQUIRE(f);
+	CHECK(f->word == 0);
+	CHECK(f->ranges == std::vector<std::pair<unsigned, unsigned>>{{0, 7}, {32, 35}});
+	CHECK(f->width() == 12);
+
+	f = parse_format_spec("config1:0-63");
+	REQUIRE(f);
+	CHECK(f->word == 1);
+	CHECK(f->width() == 64);
+	f = parse_format_spec("config2:5");
+	REQUIRE(f);
+	CHECK(f->word == 2);
+	CHECK(f->ranges == std::vector<std::pair<unsigned, unsigned>>{{5, 5}});
+
+	std::string why;
+	for (const char *bad : {"", "config", "config:", "config:7-0", "config:0-64", "config3:0-7", "config:0-7,",
+				"config:a-b", "config:0-7,4-9", "period:0-7", "config:-1", "config:0--7", "config:123"}) {
+		INFO(bad);
+		CHECK_FALSE(parse_format_spec(bad, &why));
+		CHECK_FALSE(why.empty());
+	}
+}
+
+TEST_CASE("event strings parse into terms", "[pmu]")
+{
+	auto t = parse_event_terms("event=0x3c,umask=0x01,edge,cmask=4\n");
+	REQUIRE(t);
+	REQUIRE(t->size() == 4);
+	CHECK((*t)[0].name == "event");
+	CHECK((*t)[0].value == 0x3c);
+	CHECK((*t)[1].value == 1);
+	CHECK((*t)[2].name == "edge");
+	CHECK((*t)[2].value == 1);
+	CHECK((*t)[3].value == 4);
+	for (const char *bad : {"", "event=", "event=0x", "=3", "event=0xzz", "event=-1", "ev ent=1", "event=1,,umask=2",
+				"event=99999999999999999999999", "event=?"})
+		CHECK_FALSE(parse_event_terms(bad));
+}
+
+TEST_CASE("values are spread over split bit ranges, low bits first", "[pmu]")
+{
+	auto f = parse_format_spec("config:0-7,32-35,59-60");
+	REQUIRE(f);
+	PerfEventSpec s;
+	REQUIRE(apply_format(*f, 0x107, s)); // Zen 2 DF channel 4: bit 8 of the event lands in bit 32
+	CHECK(s.config == 0x100000007ull);
+	PerfEventSpec s2;
+	REQUIRE(apply_format(*f, 0x3fff, s2));
+	CHECK(s2.config == (0xffull | (0xfull << 32) | (0x3ull << 59)));
+	PerfEventSpec s3;
+	CHECK_FALSE(apply_format(*f, 0x4000, s3)); // 15 bits into a 14-bit field
+	auto full = parse_format_spec("config1:0-63");
+	PerfEventSpec s4;
+	REQUIRE(apply_format(*full, ~0ull, s4));
+	CHECK(s4.config1 == ~0ull);
+	CHECK(s4.config == 0);
+}
+
+TEST_CASE("generic, cache, software, raw and sysfs events resolve like perf", "[pmu]")
+{
+	PmuCatalog pmus(fixture("skylake-sp"));
+	CHECK(pmus.problems().empty());
+
+	auto e = pmus.resolve("cycles");
+	CHECK(e.type == PERF_TYPE_HARDWARE);
+	CHECK(e.config == PERF_COUNT_HW_CPU_CYCLES);
+	CHECK(pmus.resolve("branch-misses").config == PERF_COUNT_HW_BRANCH_MISSES);
+	e = pmus.resolve("L1-dcache-load-misses");
+	CHECK(e.type == PERF_TYPE_HW_CACHE);
+	CHECK(e.config == (PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+			   (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)));
+	CHECK(pmus.resolve("dTLB-load-misses").config == 0x10003);
+	CHECK(pmus.resolve("iTLB-load-misses").config == 0x10004);
+	CHECK(pmus.resolve("LLC-loads").config == 0x2);
+	CHECK(pmus.resolve("LLC-store-misses").config == 0x10102);
+	e = pmus.resolve("task-clock");
+	CHECK(e.type == PERF_TYPE_SOFTWARE);
+	CHECK(e.config == PERF_COUNT_SW_TASK_CLOCK);
+	CHECK(pmus.resolve("context-switches").config == PERF_COUNT_SW_CONTEXT_SWITCHES);
+
+	e = pmus.resolve("r01c2");
+	CHECK(e.type == 4);
+	CHECK(e.config == 0x1c2);
+
+	e = pmus.resolve("cpu/event=0xa3,umask=0x04,cmask=4/");
+	CHECK(e.type == 4);
+	CHECK(e.config == 0x040004a3);
+	e = pmus.resolve("cpu/mem-loads/"); // alias using a config1 term
+	CHECK(e.config == 0x1cd);
+	CHECK(e.config1 == 3);
+	e = pmus.resolve("uncore_imc_3/cas_count_write/");
+	CHECK(e.type == 17);
+	CHECK(e.config == 0x0c04);
+	e = pmus.resolve("msr/config=0x2/");
+	CHECK(e.config == 2);
+
+	auto refused = [&](const char *name, int err, const char *needle) {
+		INFO(name);
+		try {
+			pmus.resolve(name);
+			FAIL("resolved");
+		} catch (const Error &x) {
+			CHECK(x.err() == err);
+			CHECK_THAT(x.what(), Catch::Contains(needle));
+		}
+	};
+	refused("no-such-event", ENOENT, "unknown event");
+	refused("nosuchpmu/event=1/", ENOENT, "no PMU named");
+	refused("uncore_imc_0/no_alias/", ENOENT, "no event");
+	refused("uncore_imc_0/event=0x100/", EINVAL, "does not fit");
+	refused("uncore_imc_0/frobnicate=1/", EINVAL, "no format term");
+	refused("uncore_imc_0/event=0x04", EINVAL, "pmu/event/");
+	refused("rxyz", EINVAL, "raw");
+	refused("L1-dcache-loads-misses", ENOENT, "unknown");
+}
+
+TEST_CASE("host identity and sockets come from cpuinfo and topology", "[pmu]")
+{
+	auto id = read_cpu_identity(fixture("zen4"));
+	CHECK(id.vendor == CpuVendor::Amd);
+	CHECK(id.family == 25);
+	CHECK(id.model == 17);
+	CHECK_FALSE(id.hypervisor);
+	id = read_cpu_identity(fixture("kvm-guest"));
+	CHECK(id.vendor == CpuVendor::Intel);
+	CHECK(id.hypervisor);
+	CHECK(cpu_socket(fixture("skylake-sp"), 3) == 1u);
+	CHECK(cpu_socket(fixture("skylake-sp"), 1) == 0u);
+	CHECK_FALSE(cpu_socket(fixture("skylake-sp"), 9));
+	CHECK(read_cpu_identity(fixture("does-not-exist")).vendor == CpuVendor::Unknown);
+}
+
+TEST_CASE("Skylake-SP: uncore_imc CAS counts per socket, .scale ignored", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("skylake-sp"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("skylake-sp")));
+	CHECK(plan.kind == "uncore_imc");
+	auto s = summarize(plan);
+	CHECK(s.pmus.size() == 6);
+	// Six channels, counted once on one CPU of each socket.
+	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 6}, {1, 6}});
+	CHECK(s.writes_per_socket == std::map<unsigned, int>{{0, 6}, {1, 6}});
+	CHECK(s.read_configs == std::set<std::uint64_t>{0x0304});
+	CHECK(s.write_configs == std::set<std::uint64_t>{0x0c04});
+	for (const auto &e : plan.events) {
+		CHECK((e.cpu == 0 || e.cpu == 2));
+		CHECK(e.socket == (e.cpu == 0 ? 0u : 1u));
+		CHECK(e.spec.type >= 14);
+		CHECK(e.spec.type <= 19);
+	}
+}
+
+TEST_CASE("Ice Lake-SP: free-running read/write counters win over uncore_imc, never both", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("icelake-sp"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("icelake-sp")));
+	CHECK(plan.kind == "uncore_imc_free_running");
+	auto s = summarize(plan);
+	CHECK(s.pmus.size() == 4);
+	for (const auto &p : s.pmus)
+		CHECK_THAT(p, Catch::StartsWith("uncore_imc_free_running_"));
+	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 4}, {1, 4}});
+	CHECK(s.read_configs == std::set<std::uint64_t>{0x20ff});
+	CHECK(s.write_configs == std::set<std::uint64_t>{0x21ff});
+}
+
+TEST_CASE("Sapphire Rapids: free-running boxes without read/write fall back to CAS events", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("sapphire-rapids"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("sapphire-rapids")));
+	CHECK(plan.kind == "uncore_imc");
+	auto s = summarize(plan);
+	CHECK(s.pmus.size() == 8);
+	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 8}, {1, 8}});
+	CHECK(s.read_configs == std::set<std::uint64_t>{0xcf05});
+	CHECK(s.write_configs == std::set<std::uint64_t>{0xf005});
+}
+
+TEST_CASE("Zen 4: amd_umc CAS commands with rdwrmask per socket", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("zen4"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("zen4")));
+	CHECK(plan.kind == "amd_umc");
+	auto s = summarize(plan);
+	CHECK(s.pmus == std::set<std::string>{"amd_umc_0", "amd_umc_1", "amd_umc_2", "amd_umc_3"});
+	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 2}, {1, 2}});
+	CHECK(s.writes_per_socket == std::map<unsigned, int>{{0, 2}, {1, 2}});
+	CHECK(s.read_configs == std::set<std::uint64_t>{0x10a});
+	CHECK(s.write_configs == std::set<std::uint64_t>{0x20a});
+}
+
+TEST_CASE("Zen 2: amd_df DRAM channel events, reads and writes together", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("zen2"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("zen2")));
+	CHECK(plan.kind == "amd_df");
+	auto s = summarize(plan);
+	CHECK(s.rw_per_socket == std::map<unsigned, int>{{0, 8}, {1, 8}});
+	CHECK(s.reads_per_socket.empty());
+	CHECK(s.rw_configs.count(0x3807)); // channel 0
+	CHECK(s.rw_configs.count(0x100003807ull)); // channel 4: event 0x107
+	CHECK(s.rw_configs.count(0x1000038c7ull)); // channel 7: event 0x1c7
+	CHECK(s.rw_configs.size() == 8);
+	REQUIRE_FALSE(plan.notes.empty());
+}
+
+TEST_CASE("no uncore memory controller: a one-line reason", "[pmu][uncore]")
+{
+	PmuCatalog pmus(fixture("kvm-guest"));
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("kvm-guest")));
+	CHECK(plan.events.empty());
+	CHECK(plan.unavailable_reason ==
+	      "no uncore memory-controller PMU (uncore_imc/amd_umc/amd_df) on this host");
+	CHECK(pmus.core_pmu() == nullptr);
+}
+
+TEST_CASE("core plans: Intel raw events through the cpu PMU's format", "[pmu][core]")
+{
+	PmuCatalog pmus(fixture("skylake-sp"));
+	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("skylake-sp")));
+	CHECK(plan.unavailable.empty());
+	const auto *stall = find_series(plan, series::kPmuStallCycles);
+	REQUIRE(stall);
+	REQUIRE(stall->alternatives.size() == 3);
+	CHECK(stall->alternatives[0].type == 4);
+	CHECK(stall->alternatives[0].config == 0x040004a3); // CYCLE_ACTIVITY.STALLS_TOTAL
+	const auto *l2 = find_series(plan, series::kPmuL2Misses);
+	REQUIRE(l2);
+	CHECK(l2->alternatives[0].config == 0x3f24); // L2_RQSTS.MISS
+	REQUIRE(find_series(plan, series::kPmuLlcMisses));
+	CHECK(find_series(plan, series::kPmuLlcMisses)->alternatives[0].config == PERF_COUNT_HW_CACHE_MISSES);
+	CHECK(plan.series.size() == 11);
+}
+
+TEST_CASE("core plans: AMD L2 raw event, LLC reported unavailable", "[pmu][core]")
+{
+	PmuCatalog pmus(fixture("zen4"));
+	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("zen4")));
+	const auto *l2 = find_series(plan, series::kPmuL2Misses);
+	REQUIRE(l2);
+	CHECK(l2->alternatives[0].config == 0x0964);
+	CHECK_FALSE(find_series(plan, series::kPmuLlcMisses));
+	CHECK(has_unavailable(plan, "cpu.llc_mpki"));
+	CHECK(has_unavailable(plan, "cpu.llc_miss_ratio"));
+	const auto *stall = find_series(plan, series::kPmuStallCycles);
+	REQUIRE(stall);
+	CHECK(stall->alternatives[0].type == PERF_TYPE_HARDWARE);
+	CHECK(stall->alternatives[0].config == PERF_COUNT_HW_STALLED_CYCLES_BACKEND);
+}
+
+TEST_CASE("core plans without a core PMU keep the generic events and drop raw ones", "[pmu][core]")
+{
+	PmuCatalog pmus(fixture("kvm-guest"));
+	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("kvm-guest")));
+	CHECK(has_unavailable(plan, "cpu.l2_mpki"));
+	REQUIRE(find_series(plan, series::kPmuCycles));
+	const auto *stall = find_series(plan, series::kPmuStallCycles);
+	REQUIRE(stall);
+	CHECK(stall->alternatives.size() == 2); // no raw Intel event without the cpu PMU
+}
+
+TEST_CASE("a malformed PMU directory is reported, not fatal", "[pmu]")
+{
+	// The skylake fixture is well formed; garbage in a scratch tree.
+	char tmpl[] = "/tmp/hwsig-pmu-XXXXXX";
+	REQUIRE(mkdtemp(tmpl));
+	const std::string root = tmpl;
+	const std::string d = root + "/sys/bus/event_source/devices";
+	REQUIRE(system(("mkdir -p " + d + "/bad/format " + d + "/good/format " + d + "/notype").c_str()) == 0);
+	REQUIRE(system(("echo 12x > " + d + "/bad/type; echo 'config:9-3' > " + d + "/good/format/event; echo 21 > " +
+			d + "/good/type; echo 'config:0-7' > " + d + "/good/format/umask")
+			       .c_str()) == 0);
+	PmuCatalog pmus(root);
+	CHECK(pmus.find("bad") == nullptr);
+	CHECK(pmus.find("notype") == nullptr);
+	REQUIRE(pmus.find("good"));
+	CHECK(pmus.find("good")->format.count("umask") == 1);
+	CHECK(pmus.find("good")->format.count("event") == 0);
+	CHECK(pmus.problems().size() == 3);
+	REQUIRE(system(("rm -rf " + root).c_str()) == 0);
+}
