@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/hwsig: a misc device whose only job is the read-only mapping of the
+ * control page and the rings (layout in <linux/hwsig.h>). Control goes
+ * through generic netlink.
+ *
+ * Lifetime: misc .owner pins the module while a file is open, and every
+ * mapping holds its file, so the module cannot go while anything is
+ * mapped. Each mapping also holds a reference on the ring set it maps
+ * (vm_private_data, taken at mmap and in ->open, dropped in ->close), so
+ * a CONFIGURE with another ring size never frees pages still mapped: the
+ * old rings stay readable (online = 0, no longer written) until unmapped.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/vmalloc.h>
+
+#include "hwsig_priv.h"
+
+/* Rewrite the control page from the active configuration. hwsig.lock held. */
+void hwsig_control_publish(void)
+{
+	struct hwsig_control_page *ctl = hwsig.ctl;
+	struct hwsig_config *cfg = hwsig.active;
+	struct hwsig_buffers *bufs = cfg ? cfg->bufs : NULL;
+
+	WRITE_ONCE(ctl->mmap_size, hwsig_mmap_size(bufs));
+	WRITE_ONCE(ctl->ring_stride, bufs ? bufs->ring_stride : 0);
+	WRITE_ONCE(ctl->ring_records, bufs ? bufs->ring_records : 0);
+	WRITE_ONCE(ctl->nr_events, cfg ? cfg->nr_events : 0);
+	WRITE_ONCE(ctl->sample_interval_ns, cfg ? cfg->interval_ns : 0);
+	WRITE_ONCE(ctl->running, hwsig.running);
+	/* Readers reread the rest when they see the generation change. */
+	smp_wmb();
+	WRITE_ONCE(ctl->config_generation, hwsig.generation);
+}
+
+static void hwsig_control_init(void)
+{
+	struct hwsig_control_page *ctl = hwsig.ctl;
+
+	ctl->abi_version = HWSIG_ABI_VERSION;
+	ctl->compat_version = HWSIG_ABI_COMPAT_VERSION;
+	ctl->page_size = PAGE_SIZE;
+	ctl->nr_cpu_ids = nr_cpu_ids;
+	ctl->ring_offset = PAGE_SIZE;
+	ctl->data_offset = PAGE_SIZE;
+	ctl->record_size = sizeof(struct hwsig_record);
+	ctl->clock_id = CLOCK_MONOTONIC;
+	hwsig_control_publish();
+}
+
+static void hwsig_vm_open(struct vm_area_struct *vma)
+{
+	struct hwsig_buffers *bufs = vma->vm_private_data;
+
+	if (bufs)
+		hwsig_buffers_get(bufs);
+}
+
+static void hwsig_vm_close(struct vm_area_struct *vma)
+{
+	struct hwsig_buffers *bufs = vma->vm_private_data;
+
+	if (bufs)
+		hwsig_buffers_put(bufs);
+}
+
+static const struct vm_operations_struct hwsig_vm_ops = {
+	.open = hwsig_vm_open,
+	.close = hwsig_vm_close,
+};
+
+/* The page at byte offset off of the mapping; off is within mmap_size. */
+static struct page *hwsig_mmap_page(struct hwsig_buffers *bufs, u64 off)
+{
+	u64 ring, in_ring;
+
+	if (off < PAGE_SIZE)
+		return hwsig.control_page;
+	ring = div64_u64_rem(off - PAGE_SIZE, bufs->ring_stride, &in_ring);
+	return vmalloc_to_page(bufs->rings[ring] + in_ring);
+}
+
+static int hwsig_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct hwsig_buffers *bufs = NULL;
+	unsigned long addr, flags, pages;
+	u64 off;
+	int err;
+
+	/* Everything is read-only, for ever: no write now, none via mprotect. */
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	vm_flags_clear(vma, VM_MAYWRITE);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+
+	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+	if (hwsig.active) {
+		bufs = hwsig.active->bufs;
+		hwsig_buffers_get(bufs);
+	}
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+
+	pages = hwsig_mmap_size(bufs) >> PAGE_SHIFT;
+	if (vma->vm_pgoff > pages || vma_pages(vma) > pages - vma->vm_pgoff) {
+		err = -EINVAL;
+		goto err_put_bufs;
+	}
+	off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE, off += PAGE_SIZE) {
+		err = vm_insert_page(vma, addr, hwsig_mmap_page(bufs, off));
+		if (err)
+			goto err_put_bufs;
+	}
+	vma->vm_private_data = bufs;
+	vma->vm_ops = &hwsig_vm_ops;
+	return 0;
+
+err_put_bufs:
+	/* The core unmaps what was inserted; ->close is not called. */
+	if (bufs)
+		hwsig_buffers_put(bufs);
+	return err;
+}
+
+static const struct file_operations hwsig_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.mmap = hwsig_mmap,
+};
+
+static struct miscdevice hwsig_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = HWSIG_DEVICE_NAME,
+	.fops = &hwsig_fops,
+	.mode = 0600,
+};
+
+int hwsig_chardev_init(void)
+{
+	int err;
+
+	hwsig.control_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!hwsig.control_page)
+		return -ENOMEM;
+	hwsig.ctl = page_address(hwsig.control_page);
+	hwsig_control_init();
+
+	err = misc_register(&hwsig_misc);
+	if (err)
+		goto err_free_control_page;
+	return 0;
+
+err_free_control_page:
+	__free_page(hwsig.control_page);
+	return err;
+}
+
+void hwsig_chardev_exit(void)
+{
+	misc_deregister(&hwsig_misc);
+	__free_page(hwsig.control_page);
+}

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Configurations: built complete on the side, swapped in whole.
+ *
+ * CONFIGURE builds a new struct hwsig_config (per-CPU state, rings, every
+ * counter on every live CPU) while the old one keeps sampling. Any failure
+ * frees everything built so far and leaves the old configuration running
+ * untouched; success swaps the pointer under hp_lock and frees the old one.
+ * Rings of the same geometry are reused, so mappings stay valid; rings of
+ * another geometry are new, and the old ones live on (marked offline) for
+ * as long as a mapping holds them.
+ */
+#include <linux/errno.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "hwsig_priv.h"
+
+void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+	*live = cpumask_test_cpu(cpu, &hwsig.live);
+	*epoch = per_cpu(hwsig_hp_epoch, cpu);
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+}
+
+static void hwsig_config_close_all(struct hwsig_config *cfg)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		hwsig_pmu_close_cpu(per_cpu_ptr(cfg->cpus, cpu));
+}
+
+/* hwsig.lock held; cfg is not (or no longer) hwsig.active. */
+void hwsig_config_free(struct hwsig_config *cfg)
+{
+	hwsig_sample_stop_all(cfg);
+	hwsig_config_close_all(cfg);
+	hwsig_buffers_put(cfg->bufs);
+	free_percpu(cfg->cpus);
+	kfree(cfg);
+}
+
+/* Open the events on every live CPU; fails only on a configuration error. */
+static int hwsig_config_open_all(struct hwsig_config *cfg,
+				 const struct hwsig_config_req *req,
+				 struct netlink_ext_ack *extack)
+{
+	unsigned int cpu;
+	u32 i;
+	int err;
+
+	for_each_possible_cpu(cpu) {
+		struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
+		unsigned long epoch;
+		bool live;
+
+		hwsig_cpu_snapshot(cpu, &live, &epoch);
+		if (!live)
+			continue;
+		pc->opened = true;
+		pc->events_epoch = epoch;
+		err = hwsig_pmu_open_cpu(cfg, pc, req, extack);
+		if (err)
+			return err;
+	}
+
+	/*
+	 * perf answers -ENOENT both for a type no PMU claims and for a
+	 * generic event (HARDWARE, HW_CACHE, RAW) the CPU's PMU lacks. The
+	 * generic types always exist, so -ENOENT there is a per-CPU status;
+	 * a dynamic type that every CPU answered -ENOENT for has no PMU.
+	 */
+	for (i = 0; i < cfg->nr_events; i++) {
+		if (cfg->events[i].type < PERF_TYPE_MAX || (cfg->pmu_found & BIT(i)))
+			continue;
+		NL_SET_BAD_ATTR(extack, req->event_attr[i]);
+		hwsig_err_fmt(extack, "hwsig: no PMU has this type",
+			      "hwsig: event %s: no PMU has type %u",
+			      cfg->events[i].name, cfg->events[i].type);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *req,
+					       struct netlink_ext_ack *extack)
+{
+	struct hwsig_buffers *current_bufs;
+	struct hwsig_config *cfg;
+	unsigned int cpu;
+	int err;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return ERR_PTR(-ENOMEM);
+	cfg->interval_ns = req->interval_ns;
+	cfg->generation = hwsig.generation + 1;
+	cfg->nr_events = req->nr_events;
+	memcpy(cfg->events, req->events, sizeof(cfg->events));
+
+	cfg->cpus = alloc_percpu(struct hwsig_cpu);
+	if (!cfg->cpus) {
+		err = -ENOMEM;
+		goto err_free_cfg;
+	}
+	for_each_possible_cpu(cpu) {
+		struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
+
+		pc->cfg = cfg;
+		pc->cpu = cpu;
+		hwsig_sampler_init(pc);
+	}
+
+	current_bufs = hwsig.active ? hwsig.active->bufs : NULL;
+	if (current_bufs && current_bufs->ring_records == req->ring_records) {
+		hwsig_buffers_get(current_bufs);
+		cfg->bufs = current_bufs;
+	} else {
+		cfg->bufs = hwsig_buffers_alloc(req->ring_records);
+		if (!cfg->bufs) {
+			NL_SET_ERR_MSG(extack, "hwsig: cannot allocate the rings");
+			err = -ENOMEM;
+			goto err_free_cpus;
+		}
+	}
+
+	err = hwsig_config_open_all(cfg, req, extack);
+	if (err)
+		goto err_close_events;
+	return cfg;
+
+err_close_events:
+	hwsig_config_close_all(cfg);
+	hwsig_buffers_put(cfg->bufs);
+err_free_cpus:
+	free_percpu(cfg->cpus);
+err_free_cfg:
+	kfree(cfg);
+	return ERR_PTR(err);
+}
+
+int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *extack)
+{
+	struct hwsig_config *new, *old;
+	unsigned long flags;
+	bool running;
+
+	mutex_lock(&hwsig.lock);
+	new = hwsig_config_build(req, extack);
+	if (IS_ERR(new)) {
+		mutex_unlock(&hwsig.lock);
+		return PTR_ERR(new);
+	}
+
+	old = hwsig.active;
+	running = hwsig.running;
+	if (old)
+		hwsig_sample_stop_all(old);
+
+	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+	hwsig.active = new;
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+	hwsig.generation = new->generation;
+	hwsig_control_publish();
+
+	if (running)
+		hwsig_sample_start_all(new);
+	if (old)
+		hwsig_config_free(old);
+	/* CPUs that came or went while the new configuration was built. */
+	queue_work(system_wq, &hwsig.reconcile);
+	mutex_unlock(&hwsig.lock);
+	return 0;
+}
+
+int hwsig_start(struct netlink_ext_ack *extack)
+{
+	unsigned long flags;
+
+	mutex_lock(&hwsig.lock);
+	if (!hwsig.active) {
+		mutex_unlock(&hwsig.lock);
+		NL_SET_ERR_MSG(extack, "hwsig: nothing configured: send CONFIGURE first");
+		return -EINVAL;
+	}
+	if (!hwsig.running) {
+		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+		hwsig.running = true;
+		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+		hwsig_sample_start_all(hwsig.active);
+		hwsig_control_publish();
+	}
+	mutex_unlock(&hwsig.lock);
+	return 0;
+}
+
+/* Timers stop; counters, rings and the configuration stay. */
+void hwsig_stop(void)
+{
+	unsigned long flags;
+
+	mutex_lock(&hwsig.lock);
+	if (hwsig.running) {
+		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+		hwsig.running = false;
+		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+		hwsig_sample_stop_all(hwsig.active);
+		hwsig_control_publish();
+	}
+	mutex_unlock(&hwsig.lock);
+}
+
+/*
+ * Bring cfg in line with the CPUs' hotplug state: release the events of
+ * CPUs that went offline since they were opened (perf detached them, they
+ * never count again), open events on CPUs that came online, and start
+ * their timers when sampling. hwsig.lock held; process context.
+ */
+void hwsig_config_reconcile(struct hwsig_config *cfg)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
+		unsigned long epoch;
+		bool live;
+
+		hwsig_cpu_snapshot(cpu, &live, &epoch);
+		if (pc->opened && pc->events_epoch != epoch) {
+			hwsig_sample_stop_cpu(pc);
+			hwsig_pmu_close_cpu(pc);
+		}
+		if (!live || pc->opened)
+			continue;
+		pc->opened = true;
+		pc->events_epoch = epoch;
+		/* Failures are per event and CPU here: GET_STATUS reports them. */
+		hwsig_pmu_open_cpu(cfg, pc, NULL, NULL);
+		if (hwsig.running)
+			hwsig_sample_start_cpu(pc);
+	}
+}

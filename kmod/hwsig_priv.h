@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * hwsig.ko internals shared by its files. The userspace ABI is
+ * <linux/hwsig.h> (include/uapi/linux/hwsig.h of this tree).
+ *
+ * Locking, outermost first:
+ *   hwsig.lock (mutex)      control operations (netlink), the reconcile
+ *                           work; the only context that creates or
+ *                           releases perf events and swaps configurations.
+ *   hwsig.hp_lock (raw)     hwsig.active, hwsig.running, hwsig.live and
+ *                           hwsig_hp_epoch against the CPU hotplug
+ *                           callbacks and the timer-starting IPIs.
+ * The sampling work takes no lock: every stop cancels it synchronously
+ * before events are released or a configuration is freed.
+ * The hotplug callbacks never take hwsig.lock and never create or release
+ * events: both would deadlock against the hotplug lock (creating or
+ * releasing a software event takes cpus_read_lock() through static keys).
+ * They only stop their CPU's timer and defer the rest to the reconcile work.
+ */
+#ifndef HWSIG_PRIV_H
+#define HWSIG_PRIV_H
+
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/hwsig.h>
+
+#include "compat.h"
+
+struct nlattr;
+struct netlink_ext_ack;
+struct perf_event;
+
+/*
+ * The rings of one ring geometry: one vmalloc area per possible CPU id,
+ * each a header page followed by the records. Shared by the configuration
+ * that writes them and by every mapping of them (vm_private_data), so a
+ * reconfiguration never frees pages userspace still maps.
+ */
+struct hwsig_buffers {
+	struct kref ref;
+	u32 ring_records;
+	size_t ring_stride;		/* bytes per CPU, page aligned */
+	unsigned int nr_rings;		/* nr_cpu_ids */
+	void *rings[];
+};
+
+static inline struct hwsig_ring_header *
+hwsig_ring_header(const struct hwsig_buffers *bufs, unsigned int cpu)
+{
+	return bufs->rings[cpu];
+}
+
+static inline struct hwsig_record *
+hwsig_ring_records(const struct hwsig_buffers *bufs, unsigned int cpu)
+{
+	return bufs->rings[cpu] + PAGE_SIZE;
+}
+
+struct hwsig_event_spec {
+	char name[HWSIG_EVENT_NAME_MAX];
+	u32 type;
+	s32 cpu;			/* HWSIG_EVENT_ALL_CPUS or one CPU */
+	u64 config;
+	u64 config1;
+	u64 config2;
+};
+
+/* A CONFIGURE request, parsed and range checked. */
+struct hwsig_config_req {
+	u64 interval_ns;
+	u32 ring_records;
+	u32 nr_events;
+	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
+	const struct nlattr *event_attr[HWSIG_MAX_EVENTS];	/* for extack */
+};
+
+/* Per configuration and CPU. Fields the sampling work writes are read with READ_ONCE. */
+struct hwsig_cpu {
+	struct hrtimer timer;		/* the clock: queues work */
+	struct work_struct work;	/* reads the counters, writes the ring */
+	struct hwsig_config *cfg;
+	unsigned int cpu;
+	bool sampling;			/* between start and stop */
+	bool first;			/* next record: HWSIG_RECORD_F_FIRST */
+	bool opened;			/* events were opened for events_epoch */
+	unsigned long events_epoch;	/* hwsig_hp_epoch when opened */
+	struct perf_event *events[HWSIG_MAX_EVENTS];
+	int error[HWSIG_MAX_EVENTS];	/* 0 or -errno: opening or last read */
+	u32 valid_mask;			/* of the last sample */
+	u64 value[HWSIG_MAX_EVENTS];
+	u64 enabled[HWSIG_MAX_EVENTS];
+	u64 running[HWSIG_MAX_EVENTS];
+	u64 ticks;
+	u64 cost_sum_ns;
+	u64 cost_max_ns;
+};
+
+struct hwsig_config {
+	u64 interval_ns;
+	u64 generation;
+	u32 nr_events;
+	u32 pmu_found;			/* bit i: event i's PMU answered */
+	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
+	struct hwsig_buffers *bufs;
+	struct hwsig_cpu __percpu *cpus;
+};
+
+struct hwsig_state {
+	struct mutex lock;		/* see "Locking" above */
+	raw_spinlock_t hp_lock;		/* see "Locking" above */
+	struct hwsig_config *active;	/* NULL until the first CONFIGURE */
+	bool running;
+	u64 generation;
+	struct cpumask live;		/* between our online and offline callbacks */
+	struct page *control_page;	/* lives as long as the module */
+	struct hwsig_control_page *ctl;
+	struct work_struct reconcile;
+	struct workqueue_struct *wq;	/* per-CPU, high priority: sampling */
+	int hp_state;
+};
+
+extern struct hwsig_state hwsig;
+DECLARE_PER_CPU(unsigned long, hwsig_hp_epoch);
+
+/* ring.c */
+struct hwsig_buffers *hwsig_buffers_alloc(u32 ring_records);
+void hwsig_buffers_get(struct hwsig_buffers *bufs);
+void hwsig_buffers_put(struct hwsig_buffers *bufs);
+void hwsig_buffers_set_online(struct hwsig_buffers *bufs, unsigned int cpu, bool online);
+void hwsig_ring_publish(struct hwsig_buffers *bufs, const struct hwsig_cpu *pc,
+			u64 time_ns, u32 flags, u32 generation);
+u64 hwsig_mmap_size(const struct hwsig_buffers *bufs);
+
+/* pmu.c */
+bool hwsig_event_targets(const struct hwsig_event_spec *spec, unsigned int cpu);
+int hwsig_pmu_open_cpu(struct hwsig_config *cfg, struct hwsig_cpu *pc,
+		       const struct hwsig_config_req *req,
+		       struct netlink_ext_ack *extack);
+void hwsig_pmu_close_cpu(struct hwsig_cpu *pc);
+void hwsig_pmu_read(struct hwsig_cpu *pc);
+
+/* sample.c */
+void hwsig_sampler_init(struct hwsig_cpu *pc);
+void hwsig_sample_start_cpu(struct hwsig_cpu *pc);
+void hwsig_sample_stop_cpu_atomic(struct hwsig_cpu *pc);
+void hwsig_sample_stop_cpu(struct hwsig_cpu *pc);
+void hwsig_sample_start_all(struct hwsig_config *cfg);
+void hwsig_sample_stop_all(struct hwsig_config *cfg);
+
+/* config.c */
+int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *extack);
+int hwsig_start(struct netlink_ext_ack *extack);
+void hwsig_stop(void);
+void hwsig_config_reconcile(struct hwsig_config *cfg);
+void hwsig_config_free(struct hwsig_config *cfg);
+void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch);
+
+/* chardev.c */
+int hwsig_chardev_init(void);
+void hwsig_chardev_exit(void);
+void hwsig_control_publish(void);
+
+/* netlink.c */
+int hwsig_netlink_init(void);
+void hwsig_netlink_exit(void);
+
+/* hotplug.c */
+int hwsig_hotplug_init(void);
+void hwsig_hotplug_exit(void);
+
+#endif /* HWSIG_PRIV_H */
