@@ -17,6 +17,7 @@ struct Command {
 
 const Command kCommands[] = {
 	{"stat", cmd_stat, "live metrics from every layer, per interval (default command)"},
+	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
 };
 
 void print_help()

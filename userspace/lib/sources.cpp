@@ -2,6 +2,7 @@
 // file; this is the one place that knows them all.
 #include "hwsig/procfs.h"
 #include "hwsig/sampler.h"
+#include "hwsig/thermal.h"
 
 namespace hwsig {
 
@@ -13,6 +14,7 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	sources.push_back(make_numa_source());
 	sources.push_back(make_meminfo_source());
 	sources.push_back(make_schedstat_source());
+	sources.push_back(make_thermal_source());
 	sources.push_back(make_psi_source());
 	return sources;
 }
