@@ -80,6 +80,11 @@ struct hwsig_config_req {
 	const struct nlattr *event_attr[HWSIG_MAX_EVENTS];	/* for extack */
 };
 
+struct hwsig_stat {
+	u64 sum_ns;
+	u64 max_ns;
+};
+
 /* Per configuration and CPU. Fields the sampling work writes are read with READ_ONCE. */
 struct hwsig_cpu {
 	struct hrtimer timer;		/* the clock: queues work */
@@ -96,9 +101,10 @@ struct hwsig_cpu {
 	u64 value[HWSIG_MAX_EVENTS];
 	u64 enabled[HWSIG_MAX_EVENTS];
 	u64 running[HWSIG_MAX_EVENTS];
-	u64 ticks;
-	u64 cost_sum_ns;
-	u64 cost_max_ns;
+	u64 fired_ns;			/* when the timer last queued the work */
+	u64 ticks;			/* records written by this configuration */
+	struct hwsig_stat cost;		/* counter reads + record write */
+	struct hwsig_stat latency;	/* timer fire -> record written */
 };
 
 struct hwsig_config {

@@ -333,8 +333,8 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 		const struct hwsig_ring_header *hdr = hwsig_ring_header(cfg->bufs, cpu);
 
 		ticks += READ_ONCE(pc->ticks);
-		cost_sum += READ_ONCE(pc->cost_sum_ns);
-		cost_max = max(cost_max, READ_ONCE(pc->cost_max_ns));
+		cost_sum += READ_ONCE(pc->cost.sum_ns);
+		cost_max = max(cost_max, READ_ONCE(pc->cost.max_ns));
 		/* Only a count: no record is read, no ordering needed. */
 		written += READ_ONCE(hdr->head);
 		overwritten += READ_ONCE(hdr->overwritten);

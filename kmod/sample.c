@@ -15,12 +15,19 @@
 
 #include "hwsig_priv.h"
 
+static void hwsig_stat_add(struct hwsig_stat *stat, u64 ns)
+{
+	WRITE_ONCE(stat->sum_ns, stat->sum_ns + ns);
+	if (ns > stat->max_ns)
+		WRITE_ONCE(stat->max_ns, ns);
+}
+
 static void hwsig_sample_work(struct work_struct *work)
 {
 	struct hwsig_cpu *pc = container_of(work, struct hwsig_cpu, work);
 	struct hwsig_config *cfg = pc->cfg;
 	u32 flags = 0;
-	u64 start, cost;
+	u64 start, end;
 
 	/* Cleared by every stop, including the hotplug offline callback. */
 	if (!READ_ONCE(pc->sampling))
@@ -33,12 +40,11 @@ static void hwsig_sample_work(struct work_struct *work)
 		WRITE_ONCE(pc->first, false);
 	}
 	hwsig_ring_publish(cfg->bufs, pc, start, flags, (u32)cfg->generation);
-	cost = ktime_get_ns() - start;
+	end = ktime_get_ns();
 
 	WRITE_ONCE(pc->ticks, pc->ticks + 1);
-	WRITE_ONCE(pc->cost_sum_ns, pc->cost_sum_ns + cost);
-	if (cost > pc->cost_max_ns)
-		WRITE_ONCE(pc->cost_max_ns, cost);
+	hwsig_stat_add(&pc->cost, end - start);
+	hwsig_stat_add(&pc->latency, end - READ_ONCE(pc->fired_ns));
 }
 
 static enum hrtimer_restart hwsig_tick(struct hrtimer *timer)
@@ -52,7 +58,13 @@ static enum hrtimer_restart hwsig_tick(struct hrtimer *timer)
 	if (unlikely(smp_processor_id() != pc->cpu))
 		return HRTIMER_NORESTART;
 
-	queue_work_on(pc->cpu, hwsig.wq, &pc->work);
+	/*
+	 * The work runs on this CPU, so not before this handler returns:
+	 * fired_ns is set in time. A work still pending keeps its older
+	 * fire time, so its latency includes the wait.
+	 */
+	if (queue_work_on(pc->cpu, hwsig.wq, &pc->work))
+		WRITE_ONCE(pc->fired_ns, ktime_get_ns());
 	hrtimer_forward_now(timer, ns_to_ktime(pc->cfg->interval_ns));
 	return HRTIMER_RESTART;
 }
