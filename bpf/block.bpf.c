@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Block-layer request statistics per device, aggregated in-kernel:
+ * completed reads/writes and bytes, issue->complete latency, insert->issue
+ * queue time, request size and seek distance, each in log2 slots.
+ *
+ * tp_btf programs are preferred; the raw_tp set is the fallback userspace
+ * autoloads when tp_btf is not available. Both read struct request through
+ * CO-RE (core_fixes.bpf.h) and share every line of accounting. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "hwsig_block.h"
+#include "bits.bpf.h"
+#include "core_fixes.bpf.h"
+
+#define REQ_OP_BITS 8
+#define REQ_OP_MASK ((1 << REQ_OP_BITS) - 1)
+#define REQ_OP_READ 0
+#define REQ_OP_WRITE 1
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Before 5.11 block_rq_insert/issue took (q, rq); userspace reads the
+ * tracepoint's BTF prototype and sets this before load. */
+const volatile bool rq_is_second_arg = false;
+
+/* Source of zeroes for a device's first update (too big for the stack). */
+const struct hwsig_block_stats zero_stats = {};
+
+struct rq_times {
+	__u64 insert_ns; /* 0: never inserted (issued directly) */
+	__u64 issue_ns;  /* 0: not issued yet */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u64); /* struct request * */
+	__type(value, struct rq_times);
+} in_flight SEC(".maps");
+
+/* dev -> end sector of the last issued request, for the seek distance. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HWSIG_BLOCK_MAX_DEVS);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_end SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, HWSIG_BLOCK_MAX_DEVS);
+	__type(key, __u32);
+	__type(value, struct hwsig_block_stats);
+} dev_stats SEC(".maps");
+
+static __always_inline __u32 request_dev(struct request *rq)
+{
+	struct gendisk *disk = hwsig_request_disk(rq);
+
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline struct hwsig_block_stats *stats_of(__u32 dev)
+{
+	struct hwsig_block_stats *s = bpf_map_lookup_elem(&dev_stats, &dev);
+
+	if (s)
+		return s;
+	bpf_map_update_elem(&dev_stats, &dev, &zero_stats, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&dev_stats, &dev);
+}
+
+static __always_inline int on_insert(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct rq_times t = { .insert_ns = bpf_ktime_get_ns() };
+
+	bpf_map_update_elem(&in_flight, &key, &t, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int on_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	__u32 dev = request_dev(rq);
+	__u64 sector = BPF_CORE_READ(rq, __sector);
+	__u32 bytes = BPF_CORE_READ(rq, __data_len);
+	struct hwsig_block_stats *s;
+	struct rq_times *t;
+
+	if (!dev)
+		return 0;
+	s = stats_of(dev);
+	if (!s)
+		return 0;
+	t = bpf_map_lookup_elem(&in_flight, &key);
+	if (t) {
+		if (t->insert_ns && now >= t->insert_ns)
+			s->queue[hwsig_slot((now - t->insert_ns) / 1000, HWSIG_BLOCK_TIME_SLOTS)]++;
+		t->issue_ns = now;
+	} else {
+		struct rq_times fresh = { .issue_ns = now };
+
+		bpf_map_update_elem(&in_flight, &key, &fresh, BPF_ANY);
+	}
+	if (!bytes) /* flushes and the like: no data, no position */
+		return 0;
+	s->size[hwsig_slot(bytes >> 10, HWSIG_BLOCK_SIZE_SLOTS)]++;
+
+	__u64 end = sector + (bytes >> 9);
+	__u64 *last = bpf_map_lookup_elem(&last_end, &dev);
+
+	if (last) {
+		__u64 gap = sector >= *last ? sector - *last : *last - sector;
+
+		s->seek[hwsig_slot(gap, HWSIG_BLOCK_SEEK_SLOTS)]++;
+		*last = end;
+	} else {
+		bpf_map_update_elem(&last_end, &dev, &end, BPF_ANY);
+	}
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct hwsig_block_stats *s;
+	struct rq_times *t;
+	__u32 op, dev;
+
+	/* Only requests seen issued are counted: one completion per request,
+	 * none for requests issued before we attached. */
+	t = bpf_map_lookup_elem(&in_flight, &key);
+	if (!t)
+		return 0;
+	__u64 issued = t->issue_ns;
+
+	bpf_map_delete_elem(&in_flight, &key);
+	if (!issued)
+		return 0;
+	dev = request_dev(rq);
+	s = dev ? stats_of(dev) : NULL;
+	if (!s)
+		return 0;
+	if (now >= issued)
+		s->latency[hwsig_slot((now - issued) / 1000, HWSIG_BLOCK_TIME_SLOTS)]++;
+	op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK;
+	if (op == REQ_OP_READ) {
+		s->reads++;
+		s->read_bytes += nr_bytes;
+	} else if (op == REQ_OP_WRITE) {
+		s->writes++;
+		s->write_bytes += nr_bytes;
+	}
+	return 0;
+}
+
+static __always_inline struct request *rq_arg(unsigned long long *ctx)
+{
+	return (struct request *)(rq_is_second_arg ? ctx[1] : ctx[0]);
+}
+
+SEC("tp_btf/block_rq_insert")
+int btf_block_rq_insert(unsigned long long *ctx)
+{
+	return on_insert(rq_arg(ctx));
+}
+
+SEC("tp_btf/block_rq_issue")
+int btf_block_rq_issue(unsigned long long *ctx)
+{
+	return on_issue(rq_arg(ctx));
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(btf_block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_complete(rq, nr_bytes);
+}
+
+SEC("raw_tp/block_rq_insert")
+int raw_block_rq_insert(unsigned long long *ctx)
+{
+	return on_insert(rq_arg(ctx));
+}
+
+SEC("raw_tp/block_rq_issue")
+int raw_block_rq_issue(unsigned long long *ctx)
+{
+	return on_issue(rq_arg(ctx));
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(raw_block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_complete(rq, nr_bytes);
+}

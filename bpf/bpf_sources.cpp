@@ -1,0 +1,292 @@
+// The BPF sources: attach lazily, read the probes, emit raw series.
+#include "hwsig/bpf_sources.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <set>
+
+#include "hwsig/error.h"
+#include "hwsig/fs.h"
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+const char *attach_name(BpfAttach how)
+{
+	switch (how) {
+	case BpfAttach::TpBtf:
+		return "tp_btf";
+	case BpfAttach::RawTp:
+		return "raw_tp";
+	default:
+		return "auto";
+	}
+}
+
+Histogram SchedCounts::wait_us() const
+{
+	Histogram h = wakeup_wait_us;
+	h.counts.resize(std::max(h.counts.size(), preempt_wait_us.counts.size()), 0);
+	for (std::size_t i = 0; i < preempt_wait_us.counts.size(); ++i)
+		h.counts[i] += preempt_wait_us.counts[i];
+	return h;
+}
+
+SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
+{
+	auto add = [](Histogram &into, const Histogram &from) {
+		into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
+		for (std::size_t i = 0; i < from.counts.size(); ++i)
+			into.counts[i] += from.counts[i];
+	};
+	add(wakeup_wait_us, o.wakeup_wait_us);
+	add(preempt_wait_us, o.preempt_wait_us);
+	involuntary += o.involuntary;
+	switch_in += o.switch_in;
+	return *this;
+}
+
+static std::string dev_dir(const std::string &root, unsigned major, unsigned minor)
+{
+	return join_path(root, "sys/dev/block/" + std::to_string(major) + ":" + std::to_string(minor));
+}
+
+std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor)
+{
+	FileRead r = read_file(dev_dir(root, major, minor) + "/uevent", 64 << 10);
+	if (!r.data)
+		return std::nullopt;
+	const std::string &text = *r.data;
+	std::size_t pos = 0;
+	while (pos < text.size()) {
+		std::size_t eol = text.find('\n', pos);
+		if (eol == std::string::npos)
+			eol = text.size();
+		std::string_view line(text.data() + pos, eol - pos);
+		if (line.substr(0, 8) == "DEVNAME=") {
+			std::string_view name = line.substr(8);
+			// A name becomes part of a scope ("dev:NAME"): refuse what
+			// would make it ambiguous or unprintable.
+			bool ok = !name.empty() && name.size() <= 64 &&
+				  std::all_of(name.begin(), name.end(), [](char c) {
+					  return c > ' ' && c < 127 && c != ':';
+				  });
+			if (ok)
+				return std::string(name);
+			return std::nullopt;
+		}
+		pos = eol + 1;
+	}
+	return std::nullopt;
+}
+
+std::optional<std::uint64_t> block_dev_sectors(const std::string &root, unsigned major, unsigned minor)
+{
+	FileRead r = read_file(dev_dir(root, major, minor) + "/size", 4096);
+	if (!r.data)
+		return std::nullopt;
+	std::uint64_t v = 0;
+	bool digits = false;
+	for (char c : *r.data) {
+		if (c >= '0' && c <= '9') {
+			if (v > (UINT64_MAX - 9) / 10)
+				return std::nullopt;
+			v = v * 10 + static_cast<std::uint64_t>(c - '0');
+			digits = true;
+		} else if (c == '\n' || c == ' ') {
+			break;
+		} else {
+			return std::nullopt;
+		}
+	}
+	if (!digits)
+		return std::nullopt;
+	return v;
+}
+
+Histogram fold_seek_octaves(const Histogram &seek, std::uint64_t device_sectors)
+{
+	Histogram out;
+	out.layout = Histogram::Layout::Linear; // slot indices, not values
+	out.counts.assign(kSeekEntropySlots, 0);
+	// The octave holding the longest possible seek (just under the size).
+	long top = device_sectors > 1 ? static_cast<long>(std::bit_width(device_sectors - 1)) - 1 : 0;
+	long k = static_cast<long>(kSeekEntropySlots);
+	for (std::size_t i = 0; i < seek.counts.size(); ++i) {
+		long from_top = top - static_cast<long>(i); // 0: the top octave
+		long slot = k - 1 - std::max(0L, from_top);
+		out.counts[static_cast<std::size_t>(std::max(0L, slot))] += seek.counts[i];
+	}
+	return out;
+}
+
+std::string bpf_unavailable_reason(const std::exception &e)
+{
+	return e.what();
+}
+
+namespace {
+
+const std::vector<std::string> kSchedIds = {"sched.runq_wait_p50_us", "sched.runq_wait_p99_us",
+					    "sched.involuntary_ctxsw_ps"};
+const std::vector<std::string> kBlockIds = {"io.iops_read",      "io.iops_write",     "io.latency_p50_us",
+					    "io.latency_p99_us", "io.queue_p50_us",   "io.queue_p99_us",
+					    "io.pattern_entropy"};
+
+constexpr const char *kSource = "bpf";
+
+void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, const std::string &why)
+{
+	for (const auto &id : ids)
+		snap.add_unavailable(id, "system", why);
+}
+
+// Attaches on first use; a failure is remembered, not retried every
+// interval (it would not change while we run).
+template <typename Probe> class LazyProbe {
+public:
+	Probe *get()
+	{
+		if (!probe_ && failure_.empty()) {
+			try {
+				probe_.emplace();
+			} catch (const std::exception &e) {
+				failure_ = bpf_unavailable_reason(e);
+			}
+		}
+		return probe_ ? &*probe_ : nullptr;
+	}
+	const std::string &failure() const { return failure_; }
+
+private:
+	std::optional<Probe> probe_;
+	std::string failure_;
+};
+
+class BpfSchedSource : public Source {
+public:
+	explicit BpfSchedSource(std::vector<int> pids) : pids_(std::move(pids)) {}
+	std::string_view name() const override { return "bpf.sched"; }
+	std::vector<std::string> provides() const override { return kSchedIds; }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		SchedProbe *probe = probe_.get();
+		if (!probe) {
+			all_unavailable(snap, kSchedIds, probe_.failure());
+			return;
+		}
+		try {
+			emit(ctx, *probe, snap);
+		} catch (const std::exception &e) {
+			all_unavailable(snap, kSchedIds, e.what());
+		}
+	}
+
+private:
+	static void add(Snapshot &snap, const std::string &scope, const SchedCounts &c)
+	{
+		snap.add_histogram(series::kRunqWaitUs, scope, c.wait_us(), kSource);
+		snap.add_histogram(series::kRunqWakeupWaitUs, scope, c.wakeup_wait_us, kSource);
+		snap.add_histogram(series::kRunqPreemptWaitUs, scope, c.preempt_wait_us, kSource);
+		snap.add_counter(series::kInvoluntarySwitches, scope, static_cast<double>(c.involuntary), kSource);
+	}
+
+	void emit(const SourceContext &ctx, SchedProbe &probe, Snapshot &snap)
+	{
+		// tgid -> scopes it is reported under.
+		std::map<int, std::vector<std::string>> wanted;
+		if (ctx.vms)
+			for (const Vm &vm : *ctx.vms)
+				wanted[vm.pid].push_back(vm.scope());
+		for (int pid : pids_)
+			wanted[pid].push_back("pid:" + std::to_string(pid));
+		for (int tgid : probe.selected())
+			if (!wanted.count(tgid))
+				probe.deselect(tgid);
+		for (const auto &[tgid, scopes] : wanted) {
+			if (!probe.select(tgid)) {
+				for (const auto &scope : scopes)
+					for (const auto &id : kSchedIds)
+						snap.add_unavailable(id, scope, "too many processes selected for BPF");
+				continue;
+			}
+			auto counts = probe.process(tgid);
+			if (!counts)
+				continue;
+			for (const auto &scope : scopes)
+				add(snap, scope, *counts);
+		}
+		auto cpus = probe.per_cpu();
+		SchedCounts system = cpus.empty() ? SchedCounts{} : cpus[0];
+		for (std::size_t cpu = 0; cpu < cpus.size(); ++cpu) {
+			add(snap, "cpu:" + std::to_string(cpu), cpus[cpu]);
+			if (cpu)
+				system += cpus[cpu];
+		}
+		add(snap, "system", system);
+	}
+
+	std::vector<int> pids_;
+	LazyProbe<SchedProbe> probe_;
+};
+
+class BpfBlockSource : public Source {
+public:
+	std::string_view name() const override { return "bpf.block"; }
+	std::vector<std::string> provides() const override { return kBlockIds; }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		BlockProbe *probe = probe_.get();
+		if (!probe) {
+			all_unavailable(snap, kBlockIds, probe_.failure());
+			return;
+		}
+		try {
+			for (const auto &[dev, c] : probe->devices()) {
+				unsigned major = kdev_major(dev), minor = kdev_minor(dev);
+				auto name = block_dev_name(ctx.root, major, minor);
+				std::string scope = "dev:" + (name ? *name : std::to_string(major) + "." +
+									std::to_string(minor));
+				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
+				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
+				snap.add_histogram(series::kIoLatencyUs, scope, c.latency_us, kSource);
+				snap.add_histogram(series::kIoQueueUs, scope, c.queue_us, kSource);
+				if (auto sectors = block_dev_sectors(ctx.root, major, minor); sectors && *sectors)
+					snap.add_histogram(series::kIoSeekSlots, scope,
+							   fold_seek_octaves(c.seek_sectors, *sectors), kSource);
+				else
+					snap.add_unavailable("io.pattern_entropy", scope,
+							     "device size unknown (no sys/dev/block/M:m/size)");
+			}
+		} catch (const std::exception &e) {
+			all_unavailable(snap, kBlockIds, e.what());
+		}
+	}
+
+private:
+	static unsigned kdev_major(std::uint32_t dev) { return dev >> 20; }
+	static unsigned kdev_minor(std::uint32_t dev) { return dev & ((1u << 20) - 1); }
+	LazyProbe<BlockProbe> probe_;
+};
+
+} // namespace
+
+SourcePtr make_bpf_sched_source()
+{
+	return std::make_unique<BpfSchedSource>(std::vector<int>{});
+}
+
+SourcePtr make_bpf_sched_source(std::vector<int> pids)
+{
+	return std::make_unique<BpfSchedSource>(std::move(pids));
+}
+
+SourcePtr make_bpf_block_source()
+{
+	return std::make_unique<BpfBlockSource>();
+}
+
+} // namespace hwsig

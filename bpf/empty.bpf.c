@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Empty programs: the benchmarks' floor (the cost of having any BPF program
+ * on the tracepoint at all). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("raw_tp/sched_switch")
+int empty_sched_switch(void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp/block_rq_complete")
+int empty_block_rq_complete(void *ctx)
+{
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* Shared between bpf/sched.bpf.c and bpf/sched.cpp. Include-free on
+ * purpose (libbpf-tools style): the BPF side sees vmlinux.h types, userspace
+ * sees <linux/types.h>; both only need fixed-width integers, which each side
+ * defines before including this file. */
+#ifndef HWSIG_BPF_SCHED_H
+#define HWSIG_BPF_SCHED_H
+
+/* log2 microsecond slots, libbpf-tools log2l layout: slot 0 = 0..1 us,
+ * slot k = [2^k, 2^(k+1)) us. 2^26 us is about 67 s: anything longer waited
+ * in the last slot. */
+#define HWSIG_SCHED_SLOTS 27
+/* Processes (tgids) that can be selected at once for per-process stats. */
+#define HWSIG_SCHED_MAX_PROCS 256
+
+enum hwsig_sched_wait_kind {
+	HWSIG_WAIT_NONE = 0,
+	HWSIG_WAIT_WAKEUP = 1,  /* woken (or new): wakeup -> on CPU */
+	HWSIG_WAIT_PREEMPT = 2, /* left the CPU still runnable: preempted -> on CPU */
+};
+
+/* One set of counts. Per CPU (a PERCPU_ARRAY with one element: the per-CPU
+ * copies ARE the per-CPU statistics) and per selected process (a
+ * PERCPU_ARRAY indexed by the slot userspace gave that process). All
+ * cumulative: nothing is ever reset while attached. */
+struct hwsig_sched_stats {
+	__u64 wakeup_wait[HWSIG_SCHED_SLOTS];
+	__u64 preempt_wait[HWSIG_SCHED_SLOTS];
+	__u64 involuntary; /* switched out while still runnable */
+	__u64 switch_in;   /* times a task was put on the CPU */
+};
+
+#endif

@@ -1,0 +1,13 @@
+// What the running kernel offers, read from its BTF and feature probes.
+#pragma once
+
+namespace hwsig::bpf_detail {
+
+// Whether the kernel BTF has btf_trace_<tracepoint> (so tp_btf can attach).
+bool has_tp_btf(const char *tracepoint);
+// Number of arguments of the tracepoint's BTF prototype (without the
+// leading void *), or -1 when unknown.
+int tp_btf_arg_count(const char *tracepoint);
+bool has_task_storage();
+
+} // namespace hwsig::bpf_detail

@@ -1,0 +1,183 @@
+// Reader of bpf/sched.bpf.c: loads the skeleton, manages the selected
+// processes, turns the per-CPU maps into SchedCounts.
+#include "hwsig/bpf_sources.h"
+#include "hwsig/skeleton.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/types.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "kernel_btf.h"
+#include "hwsig_sched.h"
+#include "sched.skel.h"
+
+namespace hwsig {
+
+namespace {
+
+const SkeletonOps<hwsig_sched_bpf> kSchedOps = {
+	"sched",
+	hwsig_sched_bpf__open_opts,
+	hwsig_sched_bpf__load,
+	hwsig_sched_bpf__attach,
+	hwsig_sched_bpf__destroy,
+};
+
+Histogram log2_hist(const __u64 *slots, std::size_t n)
+{
+	Histogram h;
+	h.layout = Histogram::Layout::Log2;
+	h.counts.assign(slots, slots + n);
+	return h;
+}
+
+SchedCounts to_counts(const hwsig_sched_stats &s)
+{
+	SchedCounts c;
+	c.wakeup_wait_us = log2_hist(s.wakeup_wait, HWSIG_SCHED_SLOTS);
+	c.preempt_wait_us = log2_hist(s.preempt_wait, HWSIG_SCHED_SLOTS);
+	c.involuntary = s.involuntary;
+	c.switch_in = s.switch_in;
+	return c;
+}
+
+int possible_cpus()
+{
+	int n = libbpf_num_possible_cpus();
+	if (n <= 0)
+		throw Error("BPF sched: counting possible CPUs", -n);
+	return n;
+}
+
+Skeleton<hwsig_sched_bpf> load(BpfAttach how)
+{
+	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how](hwsig_sched_bpf &s) {
+		bool btf = how == BpfAttach::TpBtf;
+		bpf_program__set_autoload(s.progs.btf_sched_wakeup, btf);
+		bpf_program__set_autoload(s.progs.btf_sched_wakeup_new, btf);
+		bpf_program__set_autoload(s.progs.btf_sched_switch, btf);
+		bpf_program__set_autoload(s.progs.raw_sched_wakeup, !btf);
+		bpf_program__set_autoload(s.progs.raw_sched_wakeup_new, !btf);
+		bpf_program__set_autoload(s.progs.raw_sched_switch, !btf);
+		// Each set uses its own timestamp store; do not create the other
+		// (task storage does not exist before 5.11).
+		bpf_map__set_autocreate(s.maps.task_wait, btf);
+		bpf_map__set_autocreate(s.maps.pid_wait, !btf);
+	});
+}
+
+} // namespace
+
+struct SchedProbe::Impl {
+	Skeleton<hwsig_sched_bpf> skel;
+	BpfAttach how;
+	int ncpu;
+	std::map<int, __u32> index_of; // tgid -> proc_stats index
+	std::vector<bool> used = std::vector<bool>(HWSIG_SCHED_MAX_PROCS, false);
+
+	std::vector<hwsig_sched_stats> read_percpu(const struct bpf_map *map, __u32 key) const
+	{
+		std::vector<hwsig_sched_stats> v(static_cast<std::size_t>(ncpu));
+		if (bpf_map__lookup_elem(map, &key, sizeof key, v.data(), v.size() * sizeof v[0], 0))
+			throw_errno("BPF sched: reading " + std::string(bpf_map__name(map)));
+		return v;
+	}
+};
+
+SchedProbe::SchedProbe(BpfAttach how)
+{
+	int ncpu = possible_cpus();
+	if (how == BpfAttach::Auto) {
+		bool btf = bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage();
+		if (btf) {
+			try {
+				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf), BpfAttach::TpBtf, ncpu, {}});
+				return;
+			} catch (const Error &e) {
+				// No permission will not get better with raw_tp.
+				if (e.err() == EPERM || e.err() == EACCES)
+					throw;
+			}
+		}
+		how = BpfAttach::RawTp;
+	}
+	impl_ = std::make_unique<Impl>(Impl{load(how), how, ncpu, {}});
+}
+
+SchedProbe::~SchedProbe() = default;
+SchedProbe::SchedProbe(SchedProbe &&) noexcept = default;
+SchedProbe &SchedProbe::operator=(SchedProbe &&) noexcept = default;
+
+BpfAttach SchedProbe::attached_as() const
+{
+	return impl_->how;
+}
+
+bool SchedProbe::select(int tgid)
+{
+	if (impl_->index_of.count(tgid))
+		return true;
+	auto free_slot = std::find(impl_->used.begin(), impl_->used.end(), false);
+	if (free_slot == impl_->used.end())
+		return false;
+	__u32 index = static_cast<__u32>(free_slot - impl_->used.begin());
+	hwsig_sched_bpf *s = impl_->skel.get();
+	// The slot may hold a previous process's counts: start from zero.
+	std::vector<hwsig_sched_stats> zero(static_cast<std::size_t>(impl_->ncpu));
+	if (bpf_map__update_elem(s->maps.proc_stats, &index, sizeof index, zero.data(),
+				 zero.size() * sizeof zero[0], BPF_ANY))
+		throw_errno("BPF sched: clearing per-process slot");
+	__u32 key = static_cast<__u32>(tgid);
+	if (bpf_map__update_elem(s->maps.selected, &key, sizeof key, &index, sizeof index, BPF_ANY))
+		throw_errno("BPF sched: selecting process " + std::to_string(tgid));
+	*free_slot = true;
+	impl_->index_of[tgid] = index;
+	s->bss->nr_selected = static_cast<__u32>(impl_->index_of.size());
+	return true;
+}
+
+void SchedProbe::deselect(int tgid)
+{
+	auto it = impl_->index_of.find(tgid);
+	if (it == impl_->index_of.end())
+		return;
+	hwsig_sched_bpf *s = impl_->skel.get();
+	__u32 key = static_cast<__u32>(tgid);
+	bpf_map__delete_elem(s->maps.selected, &key, sizeof key, 0);
+	impl_->used[it->second] = false;
+	impl_->index_of.erase(it);
+	s->bss->nr_selected = static_cast<__u32>(impl_->index_of.size());
+}
+
+std::vector<int> SchedProbe::selected() const
+{
+	std::vector<int> out;
+	for (const auto &[tgid, index] : impl_->index_of)
+		out.push_back(tgid);
+	return out;
+}
+
+std::vector<SchedCounts> SchedProbe::per_cpu() const
+{
+	std::vector<SchedCounts> out;
+	for (const auto &s : impl_->read_percpu(impl_->skel->maps.cpu_stats, 0))
+		out.push_back(to_counts(s));
+	return out;
+}
+
+std::optional<SchedCounts> SchedProbe::process(int tgid) const
+{
+	auto it = impl_->index_of.find(tgid);
+	if (it == impl_->index_of.end())
+		return std::nullopt;
+	SchedCounts sum = to_counts(hwsig_sched_stats{});
+	for (const auto &s : impl_->read_percpu(impl_->skel->maps.proc_stats, it->second))
+		sum += to_counts(s);
+	return sum;
+}
+
+} // namespace hwsig

@@ -1,0 +1,128 @@
+// Live block-layer tests on a loop device: known I/O against BPF counts.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "hwsig/bpf_sources.h"
+#include "hwsig/histogram.h"
+#include "hwsig/series.h"
+#include "workloads.h"
+
+using namespace hwsig;
+using hwsig_test::LoopDevice;
+
+namespace {
+
+void require_root()
+{
+	if (geteuid() != 0)
+		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
+}
+
+BlockCounts counts_of(const BlockProbe &probe, std::uint32_t dev)
+{
+	auto all = probe.devices();
+	auto it = all.find(dev);
+	return it == all.end() ? BlockCounts{} : it->second;
+}
+
+std::uint64_t slot(const Histogram &h, std::size_t i)
+{
+	return i < h.counts.size() ? h.counts[i] : 0;
+}
+
+// Let udev's probe of a new loop device finish before counting.
+void settle()
+{
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+bool within(std::uint64_t got, std::uint64_t want, double fraction)
+{
+	double diff = std::abs(static_cast<double>(got) - static_cast<double>(want));
+	return diff <= fraction * static_cast<double>(want);
+}
+
+} // namespace
+
+TEST_CASE("O_DIRECT reads and writes on a loop device: counts within 1%, sizes in their slot", "[block]")
+{
+	require_root();
+	for (BpfAttach how : {BpfAttach::TpBtf, BpfAttach::RawTp}) {
+		BlockProbe probe(how);
+		LoopDevice loop(64ull << 20);
+		settle();
+		BlockCounts before = counts_of(probe, loop.kdev());
+		constexpr std::size_t kReads = 2000, kWrites = 1000;
+		hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 1), 4096);
+		hwsig_test::direct_writes(loop.path(), hwsig_test::random_offsets(kWrites, 16384, loop.bytes(), 2),
+					  16384);
+		BlockCounts after = counts_of(probe, loop.kdev());
+		INFO(attach_name(how) << ": reads " << after.reads - before.reads << " writes "
+				      << after.writes - before.writes);
+		CHECK(within(after.reads - before.reads, kReads, 0.01));
+		CHECK(within(after.writes - before.writes, kWrites, 0.01));
+		CHECK(within(after.read_bytes - before.read_bytes, kReads * 4096, 0.01));
+		CHECK(within(after.write_bytes - before.write_bytes, kWrites * 16384, 0.01));
+		// 4 KiB is log2 slot 2 of KiB, 16 KiB slot 4.
+		CHECK(within(slot(after.size_kib, 2) - slot(before.size_kib, 2), kReads, 0.01));
+		CHECK(within(slot(after.size_kib, 4) - slot(before.size_kib, 4), kWrites, 0.01));
+		// Every completion had a latency sample.
+		auto lat = Histogram::delta(before.latency_us.counts.empty() ? Histogram{} : before.latency_us,
+					    after.latency_us);
+		REQUIRE(lat);
+		CHECK(within(lat->total(), kReads + kWrites, 0.01));
+	}
+}
+
+TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy", "[block][source]")
+{
+	require_root();
+	LoopDevice loop(256ull << 20);
+	SourcePtr source = make_bpf_block_source();
+	SourceContext ctx;
+	Snapshot s0, s1, s2;
+	source->collect(ctx, s0);
+	INFO((s0.unavailable().empty() ? std::string() : s0.unavailable()[0].reason));
+	REQUIRE(s0.unavailable().empty());
+	settle();
+	std::string scope = "dev:" + loop.name();
+	source->collect(ctx, s0 = Snapshot{});
+	constexpr std::size_t kN = 4000;
+	hwsig_test::direct_reads(loop.path(), hwsig_test::sequential_offsets(kN, 4096), 4096);
+	source->collect(ctx, s1);
+	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kN, 4096, loop.bytes(), 3), 4096);
+	source->collect(ctx, s2);
+
+	auto hist_delta = [&](const Snapshot &a, const Snapshot &b, const char *name) {
+		const Histogram *ha = a.histogram(name, scope);
+		const Histogram *hb = b.histogram(name, scope);
+		REQUIRE(hb);
+		auto d = ha ? Histogram::delta(*ha, *hb) : std::optional<Histogram>(*hb);
+		REQUIRE(d);
+		return *d;
+	};
+	Histogram seq = hist_delta(s0, s1, series::kIoSeekSlots);
+	Histogram rnd = hist_delta(s1, s2, series::kIoSeekSlots);
+	auto seq_entropy = normalized_entropy(seq), rnd_entropy = normalized_entropy(rnd);
+	REQUIRE(seq_entropy);
+	REQUIRE(rnd_entropy);
+	INFO("sequential entropy " << *seq_entropy << ", random " << *rnd_entropy);
+	CHECK(*seq_entropy < 0.2);
+	CHECK(*rnd_entropy > 0.8);
+	// The reads are counted as such, per device.
+	const CounterPoint *r1 = s1.counter(series::kIoReads, scope);
+	const CounterPoint *r2 = s2.counter(series::kIoReads, scope);
+	REQUIRE(r1);
+	REQUIRE(r2);
+	CHECK(within(static_cast<std::uint64_t>(r2->value - r1->value), kN, 0.01));
+	Histogram lat = hist_delta(s1, s2, series::kIoLatencyUs);
+	CHECK(within(lat.total(), kN, 0.01));
+	auto p50 = percentile(lat, 0.5);
+	REQUIRE(p50);
+	CHECK(*p50 > 0.0);
+	CHECK(*p50 < 1e6); // a loop read over the page cache: well under a second
+}

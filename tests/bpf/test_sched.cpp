@@ -1,0 +1,146 @@
+// Live scheduler tests: ground-truth workloads against the BPF counts.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include "hwsig/bpf_sources.h"
+#include "hwsig/histogram.h"
+#include "hwsig/series.h"
+#include "workloads.h"
+
+using namespace hwsig;
+using hwsig_test::Child;
+
+namespace {
+
+void require_root()
+{
+	if (geteuid() != 0)
+		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
+}
+
+// The ping-pong test for one program set.
+void ping_pong_case(BpfAttach how)
+{
+	require_root();
+	constexpr unsigned kRounds = 20000;
+	SchedProbe probe(how);
+	INFO("attached as " << attach_name(probe.attached_as()));
+	Child child = Child::ping_pong(hwsig_test::pick_cpu(), kRounds);
+	const int pid = child.pid();
+	REQUIRE(probe.select(pid));
+	child.go();
+	auto report = child.wait_report();
+	auto counts = probe.process(pid);
+	REQUIRE(counts);
+	double round_trip_us = static_cast<double>(report[2]) / 1000.0 / kRounds;
+	INFO("switch_in " << counts->switch_in << " waits " << counts->wait_us().total()
+			  << " round trip " << round_trip_us << " us, rusage nvcsw " << report[0]
+			  << " nivcsw " << report[1]);
+	// Each round puts each thread on the CPU once.
+	CHECK(counts->switch_in >= 2u * kRounds);
+	// Almost every switch-in follows a wakeup or a preemption we timed
+	// (the woken thread often preempts the waker before it blocks).
+	CHECK(counts->wait_us().total() >= 2u * kRounds * 95 / 100);
+	// The kernel's own count of the child's switches agrees: at least 2N,
+	// and as many involuntary ones as we saw (within 5%).
+	CHECK(report[0] + report[1] >= 2u * kRounds);
+	double diff = std::abs(static_cast<double>(counts->involuntary) - static_cast<double>(report[1]));
+	CHECK(diff <= 10.0 + 0.05 * static_cast<double>(report[1]));
+	auto p50 = percentile(counts->wait_us(), 0.5);
+	REQUIRE(p50);
+	// A woken thread runs within the round it was woken in: the median wait
+	// is below a round trip (times 2, the log2 slot's error bound).
+	CHECK(*p50 >= 0.0);
+	CHECK(*p50 <= 2.0 * round_trip_us + 2.0);
+	// Selecting is what gives a process its counts.
+	probe.deselect(pid);
+	CHECK_FALSE(probe.process(pid));
+}
+
+} // namespace
+
+TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (tp_btf)", "[sched]")
+{
+	ping_pong_case(BpfAttach::TpBtf);
+}
+
+TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (raw_tp fallback)", "[sched]")
+{
+	ping_pong_case(BpfAttach::RawTp);
+}
+
+TEST_CASE("two CPU hogs on one CPU: involuntary switches for both", "[sched]")
+{
+	require_root();
+	SchedProbe probe;
+	int cpu = hwsig_test::pick_cpu();
+	Child a = Child::hog(cpu, 1500), b = Child::hog(cpu, 1500);
+	const int pid_a = a.pid(), pid_b = b.pid();
+	REQUIRE(probe.select(pid_a));
+	REQUIRE(probe.select(pid_b));
+	auto before_cpu = probe.per_cpu().at(static_cast<std::size_t>(cpu));
+	a.go();
+	b.go();
+	auto ra = a.wait_report(), rb = b.wait_report();
+	auto ca = probe.process(pid_a), cb = probe.process(pid_b);
+	REQUIRE(ca);
+	REQUIRE(cb);
+	auto after_cpu = probe.per_cpu().at(static_cast<std::size_t>(cpu));
+	INFO("bpf a=" << ca->involuntary << " b=" << cb->involuntary << "; rusage nivcsw a=" << ra[1]
+		      << " b=" << rb[1]);
+	// Sharing one CPU for 1.5 s, each is preempted many times.
+	CHECK(ca->involuntary >= 10);
+	CHECK(cb->involuntary >= 10);
+	// And the kernel's own count (nivcsw) agrees within 10% (+-3 for the
+	// moments around the rusage snapshot).
+	auto near = [](std::uint64_t bpf, std::uint64_t kernel) {
+		double diff = std::abs(static_cast<double>(bpf) - static_cast<double>(kernel));
+		return diff <= 3.0 + 0.10 * static_cast<double>(kernel);
+	};
+	CHECK(near(ca->involuntary, ra[1]));
+	CHECK(near(cb->involuntary, rb[1]));
+	// Preempted tasks wait in the preemption histogram.
+	CHECK(ca->preempt_wait_us.total() >= ca->involuntary * 9 / 10);
+	// The CPU's own count covers both processes.
+	CHECK(after_cpu.involuntary - before_cpu.involuntary >= ca->involuntary + cb->involuntary);
+}
+
+TEST_CASE("sched source: series at cpu:N, system and pid:N", "[sched][source]")
+{
+	require_root();
+	Child child = Child::ping_pong(hwsig_test::pick_cpu(), 5000);
+	const int pid = child.pid();
+	SourcePtr source = make_bpf_sched_source({pid});
+	SourceContext ctx;
+	std::vector<Vm> no_vms;
+	ctx.vms = &no_vms;
+	Snapshot first;
+	source->collect(ctx, first);
+	INFO((first.unavailable().empty() ? std::string() : first.unavailable()[0].reason));
+	REQUIRE(first.unavailable().empty());
+	child.go();
+	child.wait_report();
+	Snapshot second;
+	source->collect(ctx, second);
+	std::string scope = "pid:" + std::to_string(pid);
+	const Histogram *h0 = first.histogram(series::kRunqWaitUs, scope);
+	const Histogram *h1 = second.histogram(series::kRunqWaitUs, scope);
+	REQUIRE(h0);
+	REQUIRE(h1);
+	auto delta = Histogram::delta(*h0, *h1);
+	REQUIRE(delta);
+	CHECK(delta->total() >= 2u * 5000);
+	CHECK(delta->layout == Histogram::Layout::Log2);
+	// Combined = wakeup + preempt, slot by slot.
+	const Histogram *w = second.histogram(series::kRunqWakeupWaitUs, scope);
+	const Histogram *p = second.histogram(series::kRunqPreemptWaitUs, scope);
+	REQUIRE(w);
+	REQUIRE(p);
+	CHECK(h1->total() == w->total() + p->total());
+	CHECK(second.histogram(series::kRunqWaitUs, "system"));
+	CHECK(second.histogram(series::kRunqWaitUs, "cpu:0"));
+	CHECK(second.counter(series::kInvoluntarySwitches, "system"));
+	// System-wide covers the process.
+	CHECK(second.histogram(series::kRunqWaitUs, "system")->total() >= h1->total());
+}

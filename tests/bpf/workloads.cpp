@@ -1,0 +1,306 @@
+#include "workloads.h"
+
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "hwsig/error.h"
+
+namespace hwsig_test {
+
+using hwsig::Fd;
+using hwsig::throw_errno;
+
+namespace {
+
+std::uint64_t now_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void pin_self(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set))
+		_exit(90);
+}
+
+void write_all(int fd, const void *buf, std::size_t len)
+{
+	const char *p = static_cast<const char *>(buf);
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(91);
+		p += n;
+		len -= static_cast<std::size_t>(n);
+	}
+}
+
+bool read_all(int fd, void *buf, std::size_t len)
+{
+	char *p = static_cast<char *>(buf);
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= static_cast<std::size_t>(n);
+	}
+	return true;
+}
+
+// Forks; the child waits for the go byte, runs work(), writes the report
+// (rusage switches + work's numbers) and exits.
+template <typename Work> void start(Work work, int &pid, Fd &go_w, Fd &report_r)
+{
+	int go[2], report[2];
+	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC))
+		throw_errno("pipe for a test child");
+	pid = fork();
+	if (pid < 0)
+		throw_errno("fork");
+	if (pid == 0) {
+		close(go[1]);
+		close(report[0]);
+		char byte;
+		if (!read_all(go[0], &byte, 1))
+			_exit(92);
+		std::uint64_t t0 = now_ns();
+		work();
+		std::uint64_t elapsed = now_ns() - t0;
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		std::uint64_t out[3] = {static_cast<std::uint64_t>(ru.ru_nvcsw),
+					static_cast<std::uint64_t>(ru.ru_nivcsw), elapsed};
+		write_all(report[1], out, sizeof out);
+		_exit(0);
+	}
+	close(go[0]);
+	close(report[1]);
+	go_w.reset(go[1]);
+	report_r.reset(report[0]);
+
+}
+
+} // namespace
+
+Child::Child(Child &&o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), go_(std::move(o.go_)), report_(std::move(o.report_))
+{
+}
+
+Child::~Child()
+{
+	if (pid_ > 0) {
+		kill(pid_, SIGKILL);
+		waitpid(pid_, nullptr, 0);
+	}
+}
+
+void Child::go()
+{
+	char byte = 'g';
+	if (write(go_.get(), &byte, 1) != 1)
+		throw_errno("starting test child");
+	go_.reset();
+}
+
+std::vector<std::uint64_t> Child::wait_report()
+{
+	std::uint64_t out[3];
+	bool ok = read_all(report_.get(), out, sizeof out);
+	int status = 0;
+	waitpid(std::exchange(pid_, -1), &status, 0);
+	if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		throw hwsig::Error("test child failed (status " + std::to_string(status) + ")");
+	return {out[0], out[1], out[2]};
+}
+
+Child Child::ping_pong(int cpu, unsigned rounds)
+{
+	Child c;
+	start(
+		[cpu, rounds] {
+			int ab[2], ba[2];
+			if (pipe(ab) || pipe(ba))
+				_exit(93);
+			std::thread peer([&] {
+				pin_self(cpu);
+				char b;
+				for (unsigned i = 0; i < rounds; ++i) {
+					if (!read_all(ab[0], &b, 1))
+						_exit(94);
+					write_all(ba[1], &b, 1);
+				}
+			});
+			pin_self(cpu);
+			char b = 'x';
+			for (unsigned i = 0; i < rounds; ++i) {
+				write_all(ab[1], &b, 1);
+				if (!read_all(ba[0], &b, 1))
+					_exit(95);
+			}
+			peer.join();
+		},
+		c.pid_, c.go_, c.report_);
+	return c;
+}
+
+Child Child::hog(int cpu, unsigned ms)
+{
+	Child c;
+	start(
+		[cpu, ms] {
+			pin_self(cpu);
+			std::uint64_t end = now_ns() + ms * 1000000ull;
+			volatile std::uint64_t spin = 0;
+			while (now_ns() < end)
+				for (int i = 0; i < 1000; ++i)
+					spin = spin + 1;
+		},
+		c.pid_, c.go_, c.report_);
+	return c;
+}
+
+int pick_cpu()
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof set, &set))
+		return 0;
+	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	return 0;
+}
+
+LoopDevice::LoopDevice(std::uint64_t bytes) : bytes_(bytes)
+{
+	char tmpl[] = "/var/tmp/hwsig-bpf-test-XXXXXX";
+	Fd backing(mkstemp(tmpl));
+	if (!backing)
+		throw_errno("creating the loop backing file");
+	backing_ = tmpl;
+	if (ftruncate(backing.get(), static_cast<off_t>(bytes)))
+		throw_errno("sizing the loop backing file");
+	Fd control(open("/dev/loop-control", O_RDWR | O_CLOEXEC));
+	if (!control)
+		throw_errno("opening /dev/loop-control");
+	for (int attempt = 0; attempt < 8; ++attempt) {
+		int index = ioctl(control.get(), LOOP_CTL_GET_FREE);
+		if (index < 0)
+			throw_errno("LOOP_CTL_GET_FREE");
+		std::string path = "/dev/loop" + std::to_string(index);
+		Fd dev(open(path.c_str(), O_RDWR | O_CLOEXEC));
+		if (!dev)
+			throw_errno("opening " + path);
+		if (ioctl(dev.get(), LOOP_SET_FD, backing.get()) == 0) {
+			index_ = index;
+			path_ = path;
+			return;
+		}
+		if (errno != EBUSY) // raced with another user of the same device
+			throw_errno("LOOP_SET_FD on " + path);
+	}
+	unlink(backing_.c_str());
+	throw hwsig::Error("no free loop device after 8 attempts");
+}
+
+LoopDevice::~LoopDevice()
+{
+	if (!path_.empty()) {
+		int fd = open(path_.c_str(), O_RDWR | O_CLOEXEC);
+		if (fd >= 0) {
+			ioctl(fd, LOOP_CLR_FD, 0);
+			close(fd);
+		}
+	}
+	if (!backing_.empty())
+		unlink(backing_.c_str());
+}
+
+std::string LoopDevice::name() const
+{
+	return "loop" + std::to_string(index_);
+}
+
+namespace {
+
+std::size_t direct_io(const std::string &dev, const std::vector<std::uint64_t> &offsets, std::size_t block,
+		      bool write)
+{
+	Fd fd(open(dev.c_str(), (write ? O_WRONLY : O_RDONLY) | O_DIRECT | O_CLOEXEC));
+	if (!fd)
+		throw_errno("opening " + dev + " O_DIRECT");
+	void *buf = nullptr;
+	if (posix_memalign(&buf, 4096, block))
+		throw hwsig::Error("aligned buffer", ENOMEM);
+	std::memset(buf, 0x5a, block);
+	std::size_t done = 0;
+	for (std::uint64_t off : offsets) {
+		ssize_t n = write ? pwrite(fd.get(), buf, block, static_cast<off_t>(off))
+				  : pread(fd.get(), buf, block, static_cast<off_t>(off));
+		if (n != static_cast<ssize_t>(block)) {
+			int err = errno;
+			free(buf);
+			throw hwsig::Error("direct I/O on " + dev + " at " + std::to_string(off), n < 0 ? err : EIO);
+		}
+		++done;
+	}
+	free(buf);
+	return done;
+}
+
+} // namespace
+
+std::size_t direct_reads(const std::string &dev, const std::vector<std::uint64_t> &offsets, std::size_t block)
+{
+	return direct_io(dev, offsets, block, false);
+}
+
+std::size_t direct_writes(const std::string &dev, const std::vector<std::uint64_t> &offsets, std::size_t block)
+{
+	return direct_io(dev, offsets, block, true);
+}
+
+std::vector<std::uint64_t> sequential_offsets(std::size_t n, std::size_t block)
+{
+	std::vector<std::uint64_t> v(n);
+	for (std::size_t i = 0; i < n; ++i)
+		v[i] = i * block;
+	return v;
+}
+
+std::vector<std::uint64_t> random_offsets(std::size_t n, std::size_t block, std::uint64_t span, unsigned seed)
+{
+	std::mt19937_64 rng(seed);
+	std::uniform_int_distribution<std::uint64_t> pick(0, span / block - 1);
+	std::vector<std::uint64_t> v(n);
+	for (auto &o : v)
+		o = pick(rng) * block;
+	return v;
+}
+
+} // namespace hwsig_test

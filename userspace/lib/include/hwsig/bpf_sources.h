@@ -1,0 +1,103 @@
+// BPF scheduler and block-layer sources, and the probes behind them (used
+// directly by `hwsigctl hist`, the live tests and the benchmarks).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwsig/histogram.h"
+#include "hwsig/source.h"
+
+namespace hwsig {
+
+// Series bpf.runq_* and bpf.involuntary_switches at cpu:N, system, vm:NAME
+// (the discovered VMs) and pid:N for each pid given. Attaches on the first
+// collect(); without root or BPF it reports its metrics unavailable.
+SourcePtr make_bpf_sched_source();
+SourcePtr make_bpf_sched_source(std::vector<int> pids);
+// Series bpf.io_* at dev:NAME.
+SourcePtr make_bpf_block_source();
+
+// Which program set to load: tp_btf (BTF-typed, task storage) when the
+// kernel has it, else raw_tp. Forcing one is for tests and benchmarks.
+enum class BpfAttach { Auto, TpBtf, RawTp };
+const char *attach_name(BpfAttach how);
+
+struct SchedCounts {
+	Histogram wakeup_wait_us;  // wakeup -> on CPU, log2 us
+	Histogram preempt_wait_us; // preempted (still runnable) -> on CPU
+	std::uint64_t involuntary = 0;
+	std::uint64_t switch_in = 0; // times put on a CPU
+	Histogram wait_us() const;   // both kinds
+	SchedCounts &operator+=(const SchedCounts &o);
+};
+
+class SchedProbe {
+public:
+	// Opens, loads and attaches; throws hwsig::Error (with errno) on failure.
+	explicit SchedProbe(BpfAttach how = BpfAttach::Auto);
+	~SchedProbe();
+	SchedProbe(SchedProbe &&) noexcept;
+	SchedProbe &operator=(SchedProbe &&) noexcept;
+
+	BpfAttach attached_as() const;
+	// Per-process counts for tgid from now on (its slot starts at zero).
+	// False when HWSIG_SCHED_MAX_PROCS processes are already selected.
+	bool select(int tgid);
+	void deselect(int tgid);
+	std::vector<int> selected() const;
+	// Index = CPU number (possible CPUs).
+	std::vector<SchedCounts> per_cpu() const;
+	std::optional<SchedCounts> process(int tgid) const;
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+struct BlockCounts {
+	std::uint64_t reads = 0, writes = 0;           // completed requests
+	std::uint64_t read_bytes = 0, write_bytes = 0; // completed bytes
+	Histogram latency_us;   // issue -> complete, log2 us
+	Histogram queue_us;     // insert -> issue, log2 us
+	Histogram size_kib;     // issued request size, log2 KiB
+	Histogram seek_sectors; // log2 sectors from the previous request's end
+};
+
+class BlockProbe {
+public:
+	explicit BlockProbe(BpfAttach how = BpfAttach::Auto);
+	~BlockProbe();
+	BlockProbe(BlockProbe &&) noexcept;
+	BlockProbe &operator=(BlockProbe &&) noexcept;
+
+	BpfAttach attached_as() const;
+	// Key: kernel dev_t (major << 20 | minor) of the whole disk.
+	std::map<std::uint32_t, BlockCounts> devices() const;
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+// "vda" from <root>/sys/dev/block/M:m/uevent DEVNAME; nullopt if unknown.
+std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor);
+// Size in 512-byte sectors from <root>/sys/dev/block/M:m/size.
+std::optional<std::uint64_t> block_dev_sectors(const std::string &root, unsigned major, unsigned minor);
+
+// The seek histogram as io.pattern_entropy reads it: the octaves of seek
+// distance just below the device size, one slot each, and one slot for every
+// nearer seek (sequential included). Uniform random access over the device
+// then spreads over all slots and sequential access sits in one. See
+// Documentation/bpf.rst for the arithmetic behind the number of slots.
+inline constexpr std::size_t kSeekEntropySlots = 6;
+Histogram fold_seek_octaves(const Histogram &seek_sectors, std::uint64_t device_sectors);
+
+// One line for unavailable notes: why BPF could not be used.
+std::string bpf_unavailable_reason(const std::exception &e);
+
+} // namespace hwsig
