@@ -370,3 +370,21 @@ TEST_CASE("concurrent writer: every accepted record is consistent and accepted +
 	INFO("accepted " << accepted[0] + accepted[1] << ", lost " << lost[0] + lost[1]);
 	CHECK(reader.total_accepted() + reader.total_lost() == kCpus * kPerCpu);
 }
+
+TEST_CASE("a loaded but unconfigured module (no rings yet) reads as empty until configured", "[ring]")
+{
+	RingWriter w(2, 8);
+	w.control()->ring_records = 0;
+	w.control()->config_generation = 0;
+	RingReader reader(w.base(), w.length(), RingReader::Start::Oldest);
+	CHECK_FALSE(reader.geometry().configured);
+	std::vector<hwsig_record> out;
+	CHECK(reader.read_all(out).accepted == 0);
+	CHECK_FALSE(reader.latest(0));
+	w.write(1);
+	w.control()->ring_records = 8;
+	w.control()->config_generation = 1;
+	CHECK(reader.refresh());
+	CHECK(reader.geometry().configured);
+	CHECK(reader.read_all(out).accepted == 1);
+}

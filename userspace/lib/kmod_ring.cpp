@@ -58,14 +58,24 @@ bool is_pow2(std::uint64_t v)
 	throw Error("reading the hwsig control page: " + what, EPROTO);
 }
 
-// The module rewrites the control page only while no sampling runs, but the
-// reader may look at any time: take one word-wise snapshot and validate that.
+// The module rewrites the control page only under its configuration lock and
+// writes config_generation last (after an smp_wmb): load it with acquire,
+// copy the page, and retry if the generation moved meanwhile.
 hwsig_control_page snapshot_control(const void *mapping)
 {
-	std::uint64_t words[sizeof(hwsig_control_page) / sizeof(std::uint64_t)];
 	auto src = static_cast<const std::uint64_t *>(mapping);
-	for (std::size_t i = 0; i < std::size(words); i++)
-		words[i] = load_relaxed(src + i);
+	constexpr std::size_t kGenWord = offsetof(hwsig_control_page, config_generation) / sizeof(std::uint64_t);
+	std::uint64_t words[sizeof(hwsig_control_page) / sizeof(std::uint64_t)];
+	for (int attempt = 0;; attempt++) {
+		const std::uint64_t gen = load_acquire(src + kGenWord);
+		for (std::size_t i = 0; i < std::size(words); i++)
+			words[i] = load_relaxed(src + i);
+		std::atomic_thread_fence(std::memory_order_acquire);
+		if (load_relaxed(src + kGenWord) == gen || attempt >= 100) {
+			words[kGenWord] = gen;
+			break;
+		}
+	}
 	hwsig_control_page cp;
 	std::memcpy(&cp, words, sizeof(cp));
 	return cp;
@@ -102,6 +112,18 @@ RingGeometry validate_control_page(const void *mapping, std::size_t length)
 	};
 	if (cp.nr_cpu_ids == 0 || cp.nr_cpu_ids > kMaxCpuIds)
 		bad_layout(field("nr_cpu_ids", cp.nr_cpu_ids) + " is out of range");
+	RingGeometry g;
+	g.abi_version = cp.abi_version;
+	g.compat_version = cp.compat_version;
+	g.nr_cpu_ids = cp.nr_cpu_ids;
+	g.running = cp.running != 0;
+	g.sample_interval_ns = cp.sample_interval_ns;
+	g.config_generation = cp.config_generation;
+	if (cp.ring_records == 0) {
+		// Loaded but never configured: a control page and no rings yet.
+		g.configured = false;
+		return g;
+	}
 	if (cp.record_size != sizeof(hwsig_record))
 		bad_layout(field("record_size", cp.record_size) + ", expected " +
 			   std::to_string(sizeof(hwsig_record)));
@@ -129,19 +151,13 @@ RingGeometry validate_control_page(const void *mapping, std::size_t length)
 		bad_layout("rings of " + std::to_string(cp.nr_cpu_ids) + " CPUs end past the " +
 			   std::to_string(length) + "-byte mapping");
 
-	RingGeometry g;
-	g.abi_version = cp.abi_version;
-	g.compat_version = cp.compat_version;
-	g.nr_cpu_ids = cp.nr_cpu_ids;
+	g.configured = true;
 	g.ring_offset = cp.ring_offset;
 	g.ring_stride = cp.ring_stride;
 	g.data_offset = cp.data_offset;
 	g.ring_records = cp.ring_records;
 	g.record_size = cp.record_size;
 	g.nr_events = cp.nr_events;
-	g.running = cp.running != 0;
-	g.sample_interval_ns = cp.sample_interval_ns;
-	g.config_generation = cp.config_generation;
 	return g;
 }
 
@@ -197,6 +213,8 @@ void RingReader::reset_tails(Start start)
 {
 	tail_.assign(geometry_.nr_cpu_ids, 0);
 	lost_.assign(geometry_.nr_cpu_ids, 0);
+	if (!geometry_.configured)
+		return;
 	for (unsigned cpu = 0; cpu < geometry_.nr_cpu_ids; cpu++) {
 		const std::uint64_t head = load_head(header(cpu)); // (F)
 		if (start == Start::Newest)
@@ -238,6 +256,8 @@ RingReader::ReadStats RingReader::read_cpu(unsigned cpu, std::vector<hwsig_recor
 				    std::to_string(geometry_.nr_cpu_ids) + ")",
 			    EINVAL);
 	ReadStats st;
+	if (!geometry_.configured)
+		return st;
 	const std::uint64_t head = load_head(header(cpu)); // (F)
 	std::uint64_t tail = tail_[cpu];
 	if (head < tail) {
@@ -281,7 +301,7 @@ RingReader::ReadStats RingReader::read_all(std::vector<hwsig_record> &out)
 
 std::optional<hwsig_record> RingReader::latest(unsigned cpu) const
 {
-	if (cpu >= geometry_.nr_cpu_ids)
+	if (cpu >= geometry_.nr_cpu_ids || !geometry_.configured)
 		return std::nullopt;
 	const std::uint64_t head = load_head(header(cpu)); // (F)
 	// A few tries: the newest slots are the ones the producer may be

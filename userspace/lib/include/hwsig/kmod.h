@@ -106,6 +106,7 @@ struct RingGeometry {
 	std::uint32_t abi_version = 0;
 	std::uint32_t compat_version = 0;
 	std::uint32_t nr_cpu_ids = 0;
+	bool configured = false; // false: loaded, never configured, no rings yet
 	std::uint64_t ring_offset = 0;
 	std::uint64_t ring_stride = 0;
 	std::uint64_t data_offset = 0;

@@ -1,0 +1,142 @@
+// The PMU source end to end through perf_event_open, on fixture sysfs trees.
+// perf_event_open itself is live, so each case first asks the kernel what it
+// has and then asserts the matching outcome: counts where the PMU exists, the
+// exact one-line reason where it does not.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <linux/perf_event.h>
+
+#include "hwsig/error.h"
+#include "hwsig/perf_open.h"
+#include "hwsig/series.h"
+#include "hwsig/source_pmu.h"
+
+using namespace hwsig;
+
+namespace {
+
+std::string fixture(const char *host)
+{
+	return std::string(HWSIG_FIXTURES) + "/pmu/" + host;
+}
+
+const UnavailableNote *find_note(const Snapshot &s, std::string_view id)
+{
+	for (const auto &n : s.unavailable())
+		if (n.id == id)
+			return &n;
+	return nullptr;
+}
+
+// 0 when the kernel opens cycles on cpu 0, else its errno.
+int cycles_errno()
+{
+	try {
+		PerfGroup::open({PerfEventSpec{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, 0}}, 0);
+		return 0;
+	} catch (const Error &e) {
+		return e.err();
+	}
+}
+
+} // namespace
+
+TEST_CASE("PMU source claims the cpu.* and mem.imc_* ids", "[source_pmu]")
+{
+	auto src = make_pmu_source();
+	CHECK(src->name() == "pmu");
+	auto ids = src->provides();
+	CHECK(ids.size() == 11);
+	CHECK(std::count(ids.begin(), ids.end(), "cpu.ipc") == 1);
+	CHECK(std::count(ids.begin(), ids.end(), "mem.imc_write_bps") == 1);
+}
+
+TEST_CASE("PMU source without a hardware PMU says why, once per metric", "[source_pmu]")
+{
+	const int err = cycles_errno();
+	if (err == EACCES || err == EPERM)
+		FAIL("perf_event_open not permitted here (" << errno_name(err)
+							    << "): run as root or lower kernel.perf_event_paranoid");
+	auto src = make_pmu_source({false, false});
+	SourceContext ctx;
+	ctx.root = fixture("kvm-guest");
+	Snapshot s1, s2;
+	src->collect(ctx, s1);
+	src->collect(ctx, s2);
+
+	const auto *imc = find_note(s2, "mem.imc_read_bps");
+	REQUIRE(imc);
+	CHECK(imc->reason == "no uncore memory-controller PMU (uncore_imc/amd_umc/amd_df) on this host");
+	if (err) {
+		for (const char *id : {"cpu.ipc", "cpu.stall_ratio", "cpu.l2_mpki", "cpu.itlb_mpki"}) {
+			const auto *n = find_note(s2, id);
+			REQUIRE(n);
+			CHECK(n->scope == "system");
+			// The fixture's cpuinfo has the hypervisor flag.
+			CHECK(n->reason == "no hardware PMU: running under a hypervisor (perf cycles: " + errno_name(err) + ")");
+		}
+		CHECK(s2.counter(series::kPmuCycles, "system") == nullptr);
+	} else {
+		// A real PMU: counts per CPU and their sum, growing.
+		const auto *c1 = s1.counter(series::kPmuCycles, "system");
+		const auto *c2 = s2.counter(series::kPmuCycles, "system");
+		REQUIRE(c1);
+		REQUIRE(c2);
+		CHECK(c2->value > c1->value);
+		CHECK(s2.counter(series::kPmuInstructions, "cpu:0"));
+	}
+}
+
+TEST_CASE("PMU source with uncore PMUs this kernel lacks reports the open error", "[source_pmu]")
+{
+	auto src = make_pmu_source({false, false});
+	SourceContext ctx;
+	ctx.root = fixture("skylake-sp");
+	Snapshot s;
+	src->collect(ctx, s);
+	const auto *n = find_note(s, "mem.imc_write_bps");
+	if (n) {
+		CHECK_THAT(n->reason, Catch::StartsWith("uncore uncore_imc: perf_event_open uncore_imc_"));
+	} else {
+		// This kernel has PMUs of those dynamic types: counts per socket.
+		CHECK(s.counter(series::kImcCasReads, "socket:0"));
+		CHECK(s.counter(series::kImcCasReads, "socket:1"));
+		CHECK(s.counter(series::kImcCasReads, "system"));
+	}
+}
+
+TEST_CASE("default kmod events: the cpu.* set, or software events without a core PMU", "[source_pmu]")
+{
+	bool software = true;
+	PmuCatalog skx(fixture("skylake-sp"));
+	auto ev = default_kmod_events(skx, read_cpu_identity(fixture("skylake-sp")), &software);
+	CHECK_FALSE(software);
+	REQUIRE(ev.size() == 11);
+	CHECK(ev[0].name == "cycles");
+	CHECK(ev[2].name == "stall-cycles");
+	CHECK(ev[2].pmu_type == 4);
+	CHECK(ev[2].config == 0x040004a3);
+	for (const auto &e : ev) {
+		CHECK(e.cpu == HWSIG_EVENT_ALL_CPUS);
+		CHECK(e.name.size() < HWSIG_EVENT_NAME_MAX);
+	}
+
+	PmuCatalog guest(fixture("kvm-guest"));
+	ev = default_kmod_events(guest, read_cpu_identity(fixture("kvm-guest")), &software);
+	CHECK(software);
+	REQUIRE(ev.size() == 4);
+	CHECK(ev[0].name == "task-clock");
+	CHECK(ev[0].pmu_type == PERF_TYPE_SOFTWARE);
+	CHECK(ev[0].config == PERF_COUNT_SW_TASK_CLOCK);
+	CHECK(ev[1].config == PERF_COUNT_SW_CONTEXT_SWITCHES);
+}
+
+TEST_CASE("no_pmu_reason wording", "[source_pmu]")
+{
+	CpuIdentity bare;
+	CHECK(no_pmu_reason(bare, ENOENT) == "no hardware PMU (perf cycles: ENOENT)");
+	bare.hypervisor = true;
+	CHECK(no_pmu_reason(bare, EOPNOTSUPP) == "no hardware PMU: running under a hypervisor (perf cycles: EOPNOTSUPP)");
+}

@@ -1,0 +1,39 @@
+// The PMU Source: core counters per CPU (pmu.* series) from hwsig.ko's rings
+// when /dev/hwsig exists, else from perf_event_open groups; uncore DRAM CAS
+// counts per socket (imc.* series) from perf_event_open. Emits counts, never
+// ratios: derive.cpp turns them into cpu.* and mem.imc_* metrics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hwsig/kmod.h"
+#include "hwsig/pmu_events.h"
+#include "hwsig/source.h"
+
+namespace hwsig {
+
+struct PmuSourceOptions {
+	bool use_kmod = true; // prefer /dev/hwsig when it exists under the root
+	// Start the module with the default events when it is loaded but idle
+	// (and stop it again when the source goes away).
+	bool start_kmod = true;
+};
+
+SourcePtr make_pmu_source(PmuSourceOptions opt = {});
+
+// The metric ids the PMU source feeds.
+std::vector<std::string> pmu_metric_ids();
+
+// The default event set for hwsig.ko: the cpu.* events of this CPU (first
+// choice of each series), or, on a host without a core PMU, the software
+// events (so that the module's machinery still runs and can be checked);
+// *software_only says which it chose.
+std::vector<KmodEvent> default_kmod_events(const PmuCatalog &pmus, const CpuIdentity &cpu, bool *software_only);
+
+// The one-line reason used when the core PMU is missing, e.g.
+// "no hardware PMU: running under a hypervisor (perf cycles: ENOENT)".
+std::string no_pmu_reason(const CpuIdentity &cpu, int err);
+
+} // namespace hwsig
