@@ -18,6 +18,7 @@ struct Command {
 const Command kCommands[] = {
 	{"stat", cmd_stat, "live metrics from every layer, per interval (default command)"},
 	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
+	{"kmod", hwsigctl::cmd_kmod, "hwsig.ko: info|status|start|stop|records"},
 };
 
 void print_help()

@@ -1,0 +1,402 @@
+// hwsigctl kmod info|status|start|stop|records: control and inspection of
+// hwsig.ko over generic netlink and its /dev/hwsig rings.
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "commands.h"
+#include "hwsig/error.h"
+#include "hwsig/fs.h"
+#include "hwsig/kmod.h"
+#include "hwsig/perf_open.h"
+#include "hwsig/pmu_events.h"
+#include "hwsig/source_pmu.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char *kUsage = "hwsigctl kmod info|status|start|stop|records [options]\n\n"
+		     "  info      module and reader ABI versions, ring geometry, limits, configured events\n"
+		     "  status    running state, sampling cost, records written/overwritten, per-event state\n"
+		     "  start     configure the events and start sampling\n"
+		     "  stop      stop sampling (the configuration and rings stay)\n"
+		     "  records   read the rings of /dev/hwsig once and print the newest records\n";
+
+const char *kExamples =
+	"examples:\n"
+	"  hwsigctl kmod info\n"
+	"  hwsigctl kmod start --interval 0.01 --ring-records 4096\n"
+	"  hwsigctl kmod start --events task-clock,context-switches,cpu/event=0x3c/\n"
+	"  hwsigctl kmod status --per-cpu\n"
+	"  hwsigctl kmod records --last 3\n";
+
+std::string hex(std::uint64_t v)
+{
+	char b[24];
+	std::snprintf(b, sizeof(b), "0x%llx", static_cast<unsigned long long>(v));
+	return b;
+}
+
+std::string seconds(std::uint64_t ns)
+{
+	char b[32];
+	if (ns < 1000000)
+		std::snprintf(b, sizeof(b), "%.1f us", ns / 1e3);
+	else if (ns < 1000000000)
+		std::snprintf(b, sizeof(b), "%.3g ms", ns / 1e6);
+	else
+		std::snprintf(b, sizeof(b), "%.3g s", ns / 1e9);
+	return b;
+}
+
+std::string cpu_text(std::int32_t cpu)
+{
+	return cpu == HWSIG_EVENT_ALL_CPUS ? "all" : std::to_string(cpu);
+}
+
+int fail(const std::string &sub, const hwsig::Error &e)
+{
+	std::fprintf(stderr, "hwsigctl kmod %s: %s\n", sub.c_str(), e.what());
+	if (e.err() == ENOENT && std::string(e.what()).find("family") != std::string::npos)
+		std::fprintf(stderr, "hint: load the module first (modprobe hwsig, or insmod hwsig.ko)\n");
+	if (e.err() == EPERM)
+		std::fprintf(stderr, "hint: hwsig's netlink commands need CAP_NET_ADMIN (run as root)\n");
+	return 1;
+}
+
+void print_events(const std::vector<hwsig::KmodEvent> &events)
+{
+	if (events.empty()) {
+		std::printf("events:          none configured\n");
+		return;
+	}
+	std::printf("events:          %zu\n", events.size());
+	std::printf("  %-3s %-28s %6s %-20s %-10s %-10s %s\n", "#", "name", "type", "config", "config1", "config2",
+		    "cpu");
+	for (std::size_t i = 0; i < events.size(); i++) {
+		const auto &e = events[i];
+		std::printf("  %-3zu %-28s %6u %-20s %-10s %-10s %s\n", i, e.name.c_str(), e.pmu_type,
+			    hex(e.config).c_str(), hex(e.config1).c_str(), hex(e.config2).c_str(),
+			    cpu_text(e.cpu).c_str());
+	}
+}
+
+int do_info(const std::string &root)
+{
+	hwsig::KmodInfo info;
+	try {
+		hwsig::KmodClient client;
+		info = client.get_info();
+	} catch (const hwsig::Error &e) {
+		return fail("info", e);
+	}
+	std::printf("module ABI:      %u (compatible back to %u)\n", info.abi_version, info.compat_version);
+	std::printf("reader ABI:      %u (reads modules of ABI >= %u): compatible\n", HWSIG_ABI_VERSION,
+		    HWSIG_ABI_COMPAT_VERSION);
+	std::printf("state:           %s, configuration generation %llu\n", info.running ? "running" : "stopped",
+		    static_cast<unsigned long long>(info.config_generation));
+	std::printf("cpus:            %u online, %u ids\n", info.nr_online_cpus, info.nr_cpu_ids);
+	if (info.ring_records)
+		std::printf("sampling:        every %s, %u records of %u B per CPU ring, mmap %llu B\n",
+			    seconds(info.sample_interval_ns).c_str(), info.ring_records, info.record_size,
+			    static_cast<unsigned long long>(info.mmap_size));
+	else
+		std::printf("sampling:        not configured (hwsigctl kmod start)\n");
+	std::printf("limits:          %u events, interval %s .. %s, ring up to %u records\n", info.max_events,
+		    seconds(info.min_interval_ns).c_str(), seconds(info.max_interval_ns).c_str(),
+		    info.max_ring_records);
+	print_events(info.events);
+
+	// The mapping is the other half of the ABI: check it the way the reader will.
+	const std::string dev = hwsig::join_path(root, "/dev/" HWSIG_DEVICE_NAME);
+	try {
+		auto reader = hwsig::RingReader::open_device(dev);
+		const auto &g = reader.geometry();
+		if (g.configured)
+			std::printf("mapping:         %s ok: %u rings of %u records, stride %llu B\n", dev.c_str(),
+				    g.nr_cpu_ids, g.ring_records, static_cast<unsigned long long>(g.ring_stride));
+		else
+			std::printf("mapping:         %s ok: control page only (not configured)\n", dev.c_str());
+	} catch (const hwsig::Error &e) {
+		std::printf("mapping:         %s: %s\n", dev.c_str(), e.what());
+		return 1;
+	}
+	return 0;
+}
+
+int do_status(bool per_cpu)
+{
+	hwsig::KmodInfo info;
+	hwsig::KmodStatus st;
+	try {
+		hwsig::KmodClient client;
+		info = client.get_info();
+		st = client.get_status();
+	} catch (const hwsig::Error &e) {
+		return fail("status", e);
+	}
+	std::printf("state:           %s, configuration generation %llu\n", st.running ? "running" : "stopped",
+		    static_cast<unsigned long long>(st.config_generation));
+	std::printf("sample cost:     avg %s, max %s per CPU per tick\n", seconds(st.sample_cost_avg_ns).c_str(),
+		    seconds(st.sample_cost_max_ns).c_str());
+	std::printf("records:         %llu written, %llu overwritten\n",
+		    static_cast<unsigned long long>(st.records_written),
+		    static_cast<unsigned long long>(st.records_overwritten));
+
+	struct PerEvent {
+		unsigned active = 0, total = 0;
+		int first_error = 0;
+		double value = 0;
+		double fraction = 1.0;
+	};
+	std::map<std::uint32_t, PerEvent> events;
+	for (const auto &e : st.entries) {
+		auto &p = events[e.event_index];
+		p.total++;
+		if (e.error == 0) {
+			p.active++;
+			auto c = hwsig::scale_count(e.value, e.time_enabled, e.time_running);
+			p.value += c.scaled;
+			p.fraction = std::min(p.fraction, c.running_fraction);
+		} else if (!p.first_error) {
+			p.first_error = -e.error;
+		}
+	}
+	std::printf("  %-3s %-28s %-9s %-20s %-8s %s\n", "#", "event", "cpus", "value (scaled, sum)", "running",
+		    "error");
+	for (const auto &[idx, p] : events) {
+		const std::string name = idx < info.events.size() ? info.events[idx].name : "event " + std::to_string(idx);
+		char cpus[24], running[16];
+		std::snprintf(cpus, sizeof(cpus), "%u/%u", p.active, p.total);
+		std::snprintf(running, sizeof(running), p.active ? "%.0f%%" : "-", 100 * p.fraction);
+		std::printf("  %-3u %-28s %-9s %-20.0f %-8s %s\n", idx, name.c_str(), cpus, p.value, running,
+			    p.first_error ? hwsig::errno_name(p.first_error).c_str() : "");
+	}
+	if (per_cpu) {
+		std::printf("\n  %-3s %-4s %-8s %-20s %-16s %-16s\n", "#", "cpu", "error", "value", "enabled ns",
+			    "running ns");
+		for (const auto &e : st.entries)
+			std::printf("  %-3u %-4u %-8s %-20llu %-16llu %-16llu\n", e.event_index, e.cpu,
+				    e.error ? hwsig::errno_name(-e.error).c_str() : "ok",
+				    static_cast<unsigned long long>(e.value),
+				    static_cast<unsigned long long>(e.time_enabled),
+				    static_cast<unsigned long long>(e.time_running));
+	}
+	return 0;
+}
+
+// Names the default set uses ("stall-cycles", "l2-misses") are plan names,
+// not perf names: look them up in this CPU's plan first.
+hwsig::KmodEvent resolve_event(const hwsig::PmuCatalog &pmus, const hwsig::CorePlan &plan, const std::string &name)
+{
+	hwsig::PerfEventSpec spec;
+	bool found = false;
+	for (const auto &s : plan.series)
+		if (!s.alternatives.empty() && s.alternatives.front().name == name) {
+			spec = s.alternatives.front();
+			found = true;
+		}
+	if (!found)
+		spec = pmus.resolve(name);
+	hwsig::KmodEvent e;
+	e.name = name;
+	e.pmu_type = spec.type;
+	e.config = spec.config;
+	e.config1 = spec.config1;
+	e.config2 = spec.config2;
+	return e;
+}
+
+std::vector<std::string> split_list(const std::string &s)
+{
+	// Commas separate events, but "pmu/event=1,umask=2/" has its own commas.
+	std::vector<std::string> out;
+	std::string cur;
+	bool in_pmu = false;
+	for (char c : s) {
+		if (c == '/')
+			in_pmu = !in_pmu;
+		if (c == ',' && !in_pmu) {
+			out.push_back(cur);
+			cur.clear();
+			continue;
+		}
+		cur.push_back(c);
+	}
+	out.push_back(cur);
+	return out;
+}
+
+int do_start(const std::string &root, double interval, std::optional<std::uint32_t> ring_records,
+	     const std::string &event_list)
+{
+	hwsig::PmuCatalog pmus(root);
+	const auto cpu = hwsig::read_cpu_identity(root);
+	hwsig::KmodConfig cfg;
+	cfg.sample_interval_ns = static_cast<std::uint64_t>(std::llround(interval * 1e9));
+	cfg.ring_records = ring_records;
+	try {
+		if (event_list.empty()) {
+			bool software = false;
+			cfg.events = hwsig::default_kmod_events(pmus, cpu, &software);
+			if (software)
+				std::printf("no core PMU on this host: sampling software events instead\n");
+		} else {
+			const auto plan = hwsig::plan_core_events(pmus, cpu);
+			for (const auto &name : split_list(event_list)) {
+				if (name.empty())
+					return hwsigctl::usage_error("kmod", "--events has an empty entry");
+				cfg.events.push_back(resolve_event(pmus, plan, name));
+			}
+		}
+	} catch (const hwsig::Error &e) {
+		std::fprintf(stderr, "hwsigctl kmod start: %s\n", e.what());
+		return 2;
+	}
+	try {
+		hwsig::KmodClient client;
+		client.configure(cfg);
+		if (!client.get_info().running)
+			client.start();
+		auto info = client.get_info();
+		std::printf("started: %zu events every %s, %u records per CPU ring, generation %llu\n",
+			    cfg.events.size(), seconds(info.sample_interval_ns).c_str(), info.ring_records,
+			    static_cast<unsigned long long>(info.config_generation));
+		print_events(info.events.empty() ? cfg.events : info.events);
+	} catch (const hwsig::Error &e) {
+		return fail("start", e);
+	}
+	return 0;
+}
+
+int do_stop()
+{
+	try {
+		hwsig::KmodClient client;
+		client.stop();
+	} catch (const hwsig::Error &e) {
+		return fail("stop", e);
+	}
+	std::printf("stopped\n");
+	return 0;
+}
+
+int do_records(const std::string &root, unsigned last)
+{
+	const std::string dev = hwsig::join_path(root, "/dev/" HWSIG_DEVICE_NAME);
+	try {
+		auto reader = hwsig::RingReader::open_device(dev, hwsig::RingReader::Start::Oldest);
+		const auto &g = reader.geometry();
+		if (!g.configured) {
+			std::printf("%s: not configured, no rings\n", dev.c_str());
+			return 0;
+		}
+		std::printf("generation %llu, %u events, %u records per ring\n",
+			    static_cast<unsigned long long>(g.config_generation), g.nr_events, g.ring_records);
+		std::vector<hwsig_record> recs;
+		for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
+			recs.clear();
+			auto st = reader.read_cpu(cpu, recs);
+			if (st.accepted == 0 && st.lost == 0)
+				continue;
+			std::printf("cpu %u: %llu records readable, %llu lost\n", cpu,
+				    static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(st.lost));
+			const std::size_t from = recs.size() > last ? recs.size() - last : 0;
+			for (std::size_t i = from; i < recs.size(); i++) {
+				const auto &r = recs[i];
+				std::printf("  seq %llu t %llu gen %u flags %#x valid %#x:", static_cast<unsigned long long>(r.seq),
+					    static_cast<unsigned long long>(r.time_ns), r.config_generation, r.flags,
+					    r.valid_mask);
+				for (unsigned e = 0; e < g.nr_events && e < HWSIG_MAX_EVENTS; e++)
+					std::printf(" %llu", static_cast<unsigned long long>(r.values[e]));
+				std::printf("\n");
+			}
+		}
+	} catch (const hwsig::Error &e) {
+		return fail("records", e);
+	}
+	return 0;
+}
+
+} // namespace
+
+namespace hwsigctl {
+
+int cmd_kmod(const std::vector<std::string> &args)
+{
+	if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+		std::cout << kUsage << "\n" << kExamples;
+		return args.empty() ? 2 : 0;
+	}
+	const std::string sub = args[0];
+	const std::vector<std::string> rest(args.begin() + 1, args.end());
+
+	double interval = HWSIG_DEFAULT_INTERVAL_NS / 1e9;
+	std::uint32_t ring_records = 0;
+	std::string events, root = "/";
+	bool per_cpu = false;
+	unsigned last = 5;
+	po::options_description visible(std::string(kUsage) + "\noptions");
+	visible.add_options()
+		("help,h", "this help")
+		("interval,i", po::value<double>(&interval), "start: seconds between samples (0.001 .. 60, default 0.1)")
+		("ring-records,r", po::value<std::uint32_t>(&ring_records),
+		 "start: records per CPU ring (power of two, 8 .. 65536, default 1024)")
+		("events,e", po::value<std::string>(&events),
+		 "start: comma-separated events (perf names, pmu/alias/, pmu/event=..,umask=../); "
+		 "default: the cpu.* set, or software events where there is no core PMU")
+		("per-cpu,A", po::bool_switch(&per_cpu), "status: one line per event and CPU")
+		("last,n", po::value<unsigned>(&last), "records: newest records shown per CPU (default 5)");
+	po::options_description hidden;
+	hidden.add_options()("root", po::value<std::string>(&root), "prefix for /sys and /dev (tests)");
+	po::options_description all;
+	all.add(visible).add(hidden);
+	po::variables_map vars;
+	try {
+		po::store(po::command_line_parser(rest).options(all).run(), vars);
+		po::notify(vars);
+	} catch (const po::error &e) {
+		return usage_error("kmod", e.what());
+	}
+	if (vars.count("help")) {
+		std::cout << visible << "\n" << kExamples;
+		return 0;
+	}
+	auto only_for = [&](const char *opt, const char *which) {
+		return vars.count(opt) && sub != which;
+	};
+	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
+	    (per_cpu && sub != "status") || only_for("last", "records"))
+		return usage_error("kmod", "option not valid for 'kmod " + sub + "'");
+
+	if (sub == "info")
+		return do_info(root);
+	if (sub == "status")
+		return do_status(per_cpu);
+	if (sub == "stop")
+		return do_stop();
+	if (sub == "records")
+		return do_records(root, last);
+	if (sub == "start") {
+		if (!std::isfinite(interval) || interval * 1e9 < HWSIG_MIN_INTERVAL_NS ||
+		    interval * 1e9 > HWSIG_MAX_INTERVAL_NS)
+			return usage_error("kmod", "--interval must be between 0.001 and 60 seconds");
+		std::optional<std::uint32_t> rr;
+		if (vars.count("ring-records")) {
+			if (ring_records < HWSIG_MIN_RING_RECORDS || ring_records > HWSIG_MAX_RING_RECORDS ||
+			    (ring_records & (ring_records - 1)))
+				return usage_error("kmod", "--ring-records must be a power of two between " +
+								   std::to_string(HWSIG_MIN_RING_RECORDS) + " and " +
+								   std::to_string(HWSIG_MAX_RING_RECORDS));
+			rr = ring_records;
+		}
+		return do_start(root, interval, rr, events);
+	}
+	return usage_error("kmod", "unknown subcommand '" + sub + "' (info, status, start, stop, records)");
+}
+
+} // namespace hwsigctl
