@@ -114,6 +114,8 @@ TEST_CASE("scope components and duplicate names", "[thermal][parse]")
 	CHECK(disambiguate({"acpitz", "x86_pkg_temp", "acpitz"}) ==
 	      std::vector<std::string>{"acpitz.0", "x86_pkg_temp", "acpitz.1"});
 	CHECK(disambiguate({"a", "b"}) == std::vector<std::string>{"a", "b"});
+	// a suffix never collides with a name that is already taken
+	CHECK(disambiguate({"a", "a", "a.0"}) == std::vector<std::string>{"a.1", "a.2", "a.0"});
 	CHECK(disambiguate({}).empty());
 }
 

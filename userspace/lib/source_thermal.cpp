@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
@@ -89,13 +90,29 @@ std::string scope_component(std::string_view name)
 
 std::vector<std::string> disambiguate(const std::vector<std::string> &names)
 {
-	std::map<std::string, unsigned> total, seen;
+	std::map<std::string, unsigned> total, next;
+	std::set<std::string> taken;
 	for (const auto &n : names)
 		total[n]++;
+	for (const auto &n : names)
+		if (total[n] == 1)
+			taken.insert(n);
 	std::vector<std::string> out;
 	out.reserve(names.size());
-	for (const auto &n : names)
-		out.push_back(total[n] > 1 ? n + "." + std::to_string(seen[n]++) : n);
+	for (const auto &n : names) {
+		if (total[n] == 1) {
+			out.push_back(n);
+			continue;
+		}
+		// Skip suffixes another sensor already carries as its own name
+		// (a zone literally typed "acpitz.0").
+		std::string candidate;
+		do
+			candidate = n + "." + std::to_string(next[n]++);
+		while (taken.count(candidate));
+		taken.insert(candidate);
+		out.push_back(std::move(candidate));
+	}
 	return out;
 }
 

@@ -45,7 +45,8 @@ std::optional<double> hwmon_throttle_c(std::optional<double> max_c, std::optiona
 std::string scope_component(std::string_view name);
 
 // Names that occur more than once get ".<k>" appended, k counting from 0 in
-// the given order; unique names stay as they are.
+// the given order (skipping a k whose result is already some other name);
+// unique names stay as they are. The results are pairwise distinct.
 // {"acpitz","x86_pkg_temp","acpitz"} -> {"acpitz.0","x86_pkg_temp","acpitz.1"}
 std::vector<std::string> disambiguate(const std::vector<std::string> &names);
 
