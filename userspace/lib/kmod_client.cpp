@@ -207,37 +207,6 @@ KmodStatusEntry parse_status_entry(nlattr *nest)
 	return e;
 }
 
-// The extack message of an NLMSG_ERROR, bounds-checked against the message.
-std::string extack_message(const nlmsgerr *e)
-{
-	const auto *hdr = reinterpret_cast<const nlmsghdr *>(reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
-	if (!(hdr->nlmsg_flags & NLM_F_ACK_TLVS))
-		return {};
-	const std::size_t total = hdr->nlmsg_len;
-	if (total < NLMSG_HDRLEN + sizeof(nlmsgerr))
-		return {};
-	std::size_t off = sizeof(nlmsgerr); // from the start of the payload
-	if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) {
-		if (e->msg.nlmsg_len < NLMSG_HDRLEN)
-			return {};
-		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	}
-	off = NLMSG_ALIGN(off);
-	const std::size_t payload = total - NLMSG_HDRLEN;
-	if (off >= payload)
-		return {};
-	nlattr *tb[NLMSGERR_ATTR_MAX + 1];
-	nla_policy pol[NLMSGERR_ATTR_MAX + 1] = {};
-	pol[NLMSGERR_ATTR_MSG].type = NLA_STRING;
-	auto *head = reinterpret_cast<nlattr *>(const_cast<char *>(reinterpret_cast<const char *>(e)) + off);
-	if (nla_parse(tb, NLMSGERR_ATTR_MAX, head, static_cast<int>(payload - off), pol) < 0)
-		return {};
-	if (!tb[NLMSGERR_ATTR_MSG])
-		return {};
-	const char *s = static_cast<const char *>(nla_data(tb[NLMSGERR_ATTR_MSG]));
-	return std::string(s, strnlen(s, static_cast<std::size_t>(nla_len(tb[NLMSGERR_ATTR_MSG]))));
-}
-
 struct Exchange {
 	std::function<void(nlmsghdr *)> on_reply;
 	int err = 0; // positive errno from the kernel
@@ -270,12 +239,52 @@ int on_error(sockaddr_nl *, nlmsgerr *e, void *arg)
 {
 	auto *x = static_cast<Exchange *>(arg);
 	x->err = e->error < 0 ? -e->error : e->error;
-	x->extack = extack_message(e);
+	// libnl hands us the payload; the message starts one header before it.
+	const auto *hdr = reinterpret_cast<const nlmsghdr *>(reinterpret_cast<const char *>(e) - NLMSG_HDRLEN);
+	x->extack = netlink_extack_message(hdr, hdr->nlmsg_len);
 	x->done = true;
 	return NL_STOP;
 }
 
 } // namespace
+
+std::string netlink_extack_message(const void *message, std::size_t length)
+{
+	if (!message || length < NLMSG_HDRLEN + sizeof(nlmsgerr))
+		return {};
+	const auto *hdr = static_cast<const nlmsghdr *>(message);
+	if (hdr->nlmsg_type != NLMSG_ERROR || !(hdr->nlmsg_flags & NLM_F_ACK_TLVS) || hdr->nlmsg_len > length ||
+	    hdr->nlmsg_len < NLMSG_HDRLEN + sizeof(nlmsgerr))
+		return {};
+	const auto *payload = static_cast<const char *>(message) + NLMSG_HDRLEN;
+	nlmsgerr e;
+	std::memcpy(&e, payload, sizeof(e));
+	// The echoed request is whole unless NLM_F_CAPPED; the TLVs follow it.
+	std::size_t off = sizeof(nlmsgerr);
+	if (!(hdr->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e.msg.nlmsg_len < NLMSG_HDRLEN)
+			return {};
+		off += e.msg.nlmsg_len - NLMSG_HDRLEN;
+	}
+	off = NLMSG_ALIGN(off);
+	const std::size_t payload_len = hdr->nlmsg_len - NLMSG_HDRLEN;
+	if (off >= payload_len)
+		return {};
+	// Walk the TLVs by hand (read-only, every length checked) for the message.
+	std::size_t pos = off;
+	while (pos + sizeof(nlattr) <= payload_len) {
+		nlattr a;
+		std::memcpy(&a, payload + pos, sizeof(a));
+		if (a.nla_len < sizeof(nlattr) || pos + a.nla_len > payload_len)
+			return {};
+		if ((a.nla_type & NLA_TYPE_MASK) == NLMSGERR_ATTR_MSG) {
+			const char *s = payload + pos + sizeof(nlattr);
+			return std::string(s, strnlen(s, a.nla_len - sizeof(nlattr)));
+		}
+		pos += NLA_ALIGN(a.nla_len);
+	}
+	return {};
+}
 
 struct KmodClient::Impl {
 	nl_sock *sock = nullptr;

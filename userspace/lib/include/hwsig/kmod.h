@@ -96,6 +96,11 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
+// The extack text (NLMSGERR_ATTR_MSG) of a netlink NLMSG_ERROR message of
+// `length` bytes starting at its nlmsghdr; empty when there is none or when
+// the message is malformed.
+std::string netlink_extack_message(const void *message, std::size_t length);
+
 // "module ABI 3 (compatible back to 2) but this reader is ABI 1": empty when
 // compatible. The one wording for the version check, shared by both paths.
 std::string abi_mismatch(std::uint32_t module_abi, std::uint32_t module_compat);
