@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "hwsig/derive.h"
 #include "hwsig/series.h"
@@ -131,7 +132,8 @@ TEST_CASE("gauges, percentiles and entropy", "[derive]")
 	REQUIRE(find(iv, "sched.runq_wait_p50_us", "system"));
 	CHECK(find(iv, "sched.runq_wait_p50_us", "system")->value == Approx(24.0));
 	REQUIRE(find(iv, "io.pattern_entropy", "dev:vda"));
-	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value == Approx(1.0));
+	// Four equally full slots, folded into 6 bins (seek_pattern_entropy).
+	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value == Approx(2.0 / std::log2(6.0)));
 	CHECK_FALSE(find(iv, "io.latency_p50_us", "dev:vdb"));
 	REQUIRE(find_unavailable(iv, "io.latency_p50_us", "dev:vdb"));
 }
@@ -175,4 +177,22 @@ TEST_CASE("output is in catalog order, then natural scope order", "[derive]")
 	CHECK(iv.metrics[2].scope == "cpu:2");
 	CHECK(iv.metrics[3].scope == "cpu:10");
 	CHECK(iv.metrics[4].id == "psi.cpu_some_pct");
+}
+
+TEST_CASE("a source's own reason beats derive's generic one", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	a.add_counter(series::kThpFaultAlloc, "system", 5, "procfs");
+	a.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
+	b.add_counter(series::kThpFaultAlloc, "system", 5, "procfs");
+	b.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
+	b.add_unavailable("mem.thp_fallback_ratio", "system", "THP disabled (transparent_hugepage/enabled = never)");
+	auto iv = derive(a, b, {"mem.thp_fallback_ratio"});
+	int notes = 0;
+	for (const auto &u : iv.unavailable)
+		if (u.id == "mem.thp_fallback_ratio") {
+			++notes;
+			CHECK(u.reason == "THP disabled (transparent_hugepage/enabled = never)");
+		}
+	CHECK(notes == 1);
 }

@@ -63,3 +63,30 @@ TEST_CASE("normalized entropy: 0 for one slot, 1 for uniform", "[histogram]")
 	CHECK(*normalized_entropy(log2_hist({5, 0, 5, 0})) == Approx(0.5));
 	CHECK_FALSE(normalized_entropy(log2_hist({0, 0})));
 }
+
+TEST_CASE("seek pattern entropy: sequential 0, uniform random ~0.9 at any scale", "[histogram]")
+{
+	// Sequential: every gap is 0 sectors (slot 0).
+	CHECK(*seek_pattern_entropy(log2_hist({1000})) == Approx(0.0));
+	// Sequential stream with a rare far jump stays low.
+	Histogram rare = log2_hist(std::vector<std::uint64_t>(30, 0));
+	rare.counts[0] = 990;
+	rare.counts[29] = 10;
+	CHECK(*seek_pattern_entropy(rare) < 0.1);
+	// |X-Y| of two uniform positions over [0, 2^k): P(gap in octave k-1-j)
+	// is ~(3/4)(1/2)^(2j)... simulated exactly by counting all pairs.
+	for (int k : {12, 16}) {
+		const std::uint64_t n = 1ull << k;
+		Histogram h = log2_hist(std::vector<std::uint64_t>(40, 0));
+		// Count |x-y| = d occurs 2(n-d) times (d>0), n times for d=0.
+		for (std::uint64_t d = 0; d < n; ++d) {
+			std::uint64_t times = d == 0 ? n : 2 * (n - d);
+			std::size_t slot = d < 2 ? 0 : static_cast<std::size_t>(63 - __builtin_clzll(d));
+			h.counts[slot] += times;
+		}
+		double e = *seek_pattern_entropy(h);
+		CHECK(e > 0.8);
+		CHECK(e < 1.0);
+	}
+	CHECK_FALSE(seek_pattern_entropy(log2_hist({0, 0, 0})));
+}

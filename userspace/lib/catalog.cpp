@@ -101,6 +101,10 @@ static std::vector<MetricDef> build_catalog()
 			 {s::kIoReads}));
 	c.push_back(rate("io.iops_write", "req/s", io, "BPF block", "completed write requests/s",
 			 {s::kIoWrites}));
+	c.push_back(rate("io.read_bps", "B/s", io, "BPF block", "bytes of completed reads/s",
+			 {s::kIoReadBytes}, 1.0, false));
+	c.push_back(rate("io.write_bps", "B/s", io, "BPF block", "bytes of completed writes/s",
+			 {s::kIoWriteBytes}, 1.0, false));
 	c.push_back(pct("io.latency_p50_us", "us", io, "BPF block", "issue -> complete, median",
 			s::kIoLatencyUs, 0.50));
 	c.push_back(pct("io.latency_p99_us", "us", io, "BPF block", "issue -> complete, 99th percentile",

@@ -189,7 +189,7 @@ private:
 				continue;
 			}
 			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
-									 : normalized_entropy(*d);
+									 : seek_pattern_entropy(*d);
 			if (!v) {
 				unavailable(def, scope, "no events in this interval");
 				continue;
@@ -223,13 +223,17 @@ Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std
 	for (const auto &def : catalog())
 		deriver.run(def);
 
-	// Sources' own reasons, then a reason for every catalog id left empty.
+	// A source's own reason for a scope beats derive's generic one (it
+	// knows why: "THP disabled" rather than "no THP faults").
+	std::vector<UnavailableNote> generic = std::move(out.unavailable);
+	out.unavailable.clear();
 	std::set<std::pair<std::string, std::string>> noted;
-	for (const auto &u : out.unavailable)
-		noted.insert({u.id, u.scope});
 	for (const auto &u : cur.unavailable())
 		if (noted.insert({u.id, u.scope}).second)
 			out.unavailable.push_back(u);
+	for (auto &u : generic)
+		if (noted.insert({u.id, u.scope}).second)
+			out.unavailable.push_back(std::move(u));
 	std::set<std::string> with_value, with_note;
 	for (const auto &m : out.metrics)
 		with_value.insert(m.id);

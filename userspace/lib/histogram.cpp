@@ -90,4 +90,23 @@ std::optional<double> normalized_entropy(const Histogram &h)
 	return norm < 0 ? 0.0 : (norm > 1 ? 1.0 : norm);
 }
 
+std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves)
+{
+	if (h.total() == 0 || octaves == 0)
+		return std::nullopt;
+	std::size_t top = h.counts.size();
+	while (top > 0 && h.counts[top - 1] == 0)
+		--top;
+	std::size_t highest = top - 1;
+	Histogram folded;
+	folded.counts.assign(octaves + 1, 0);
+	for (std::size_t i = 0; i <= highest; ++i) {
+		// Bin octaves holds the highest slot, bin 0 everything near.
+		std::size_t below_top = highest - i;
+		std::size_t bin = below_top < octaves ? octaves - below_top : 0;
+		folded.counts[bin] += h.counts[i];
+	}
+	return normalized_entropy(folded);
+}
+
 } // namespace hwsig

@@ -96,10 +96,9 @@ struct hwsig_control_page {
 struct hwsig_ring_header {
 	__u64 head;			/* records ever written; free-running */
 	__u8 __pad_head[56];
-	/* Written only under the configuration lock / hotplug callbacks. */
-	__u32 cpu;
-	__u32 online;			/* 1 while this CPU is sampled */
-	__u64 overwritten;		/* records overwritten (head - ring_records, floor 0) */
+	__u32 cpu;			/* set at allocation */
+	__u32 online;			/* 1 while this CPU is sampled: start/stop/hotplug */
+	__u64 overwritten;		/* by the producer after each record: max(head - ring_records, 0) */
 	__u64 __reserved[6];
 };
 
@@ -152,12 +151,14 @@ enum hwsig_attr {
 	HWSIG_ATTR_EVENT,		/* nest of hwsig_event_attr */
 	HWSIG_ATTR_RUNNING,		/* u8 */
 	HWSIG_ATTR_CONFIG_GENERATION,	/* u64 */
-	HWSIG_ATTR_SAMPLE_COST_AVG_NS,	/* u64: per CPU per tick, all CPUs */
+	HWSIG_ATTR_SAMPLE_COST_AVG_NS,	/* u64: counter reads + record write (the work's duration), per CPU per tick */
 	HWSIG_ATTR_SAMPLE_COST_MAX_NS,	/* u64 */
 	HWSIG_ATTR_RECORDS_WRITTEN,	/* u64: all CPUs */
 	HWSIG_ATTR_RECORDS_OVERWRITTEN,	/* u64: all CPUs */
 	HWSIG_ATTR_STATUS,		/* nest of HWSIG_ATTR_STATUS_ENTRY */
 	HWSIG_ATTR_STATUS_ENTRY,	/* nest of hwsig_status_attr */
+	HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, /* u64: timer fire -> record published, per CPU per tick */
+	HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, /* u64 */
 	__HWSIG_ATTR_MAX,
 };
 #define HWSIG_ATTR_MAX (__HWSIG_ATTR_MAX - 1)

@@ -18,7 +18,7 @@ struct Rule {
 		Rate,       // scale * sum(delta num) / interval seconds; counters
 		Gauge,      // scale * gauge num[0] at the later snapshot
 		Percentile, // percentile q of delta histogram num[0], times scale
-		Entropy,    // normalized entropy of delta histogram num[0]
+		Entropy,    // seek_pattern_entropy() of delta Log2 histogram num[0]
 	};
 	Kind kind;
 	std::vector<std::string> num;

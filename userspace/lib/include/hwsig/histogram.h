@@ -39,4 +39,13 @@ std::optional<double> percentile(const Histogram &h, double q);
 // nullopt when empty.
 std::optional<double> normalized_entropy(const Histogram &h);
 
+// io.pattern_entropy: entropy of a Log2 histogram of seek distances,
+// independent of the size of the area being accessed. The `octaves` slots
+// up to and including the highest non-empty one stay apart; every nearer
+// slot (sequential included) is folded into one; the entropy of those
+// octaves+1 bins is normalized by log2(octaves+1). Sequential: 0. Uniformly
+// random offsets over any area: about 0.9 (|X-Y| of two uniform positions
+// spreads over the top octaves as 1/4, 5/16, ...). nullopt when empty.
+std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves = 5);
+
 } // namespace hwsig

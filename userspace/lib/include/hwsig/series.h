@@ -64,6 +64,9 @@ inline constexpr const char *kIoWrites = "bpf.io_writes"; // completed requests,
 inline constexpr const char *kIoLatencyUs = "bpf.io_latency_us"; // issue -> complete, log2 us
 inline constexpr const char *kIoQueueUs = "bpf.io_queue_us";     // insert -> issue, log2 us
 inline constexpr const char *kIoSeekSlots = "bpf.io_seek_slots"; // log2 sectors of seek distance
+inline constexpr const char *kIoReadBytes = "bpf.io_read_bytes";   // completed, counter
+inline constexpr const char *kIoWriteBytes = "bpf.io_write_bytes"; // completed, counter
+inline constexpr const char *kIoSizeKib = "bpf.io_size_kib";       // request size, log2 KiB
 
 // BPF vhost. Scopes: vq:<pid>:<index>:<rx|tx>, vm:NAME.
 inline constexpr const char *kVhostDepth = "bpf.vhost_depth";   // Linear histogram
