@@ -324,7 +324,10 @@ bool RingReader::refresh()
 		geometry_.running = cp.running != 0;
 		return false;
 	}
-	if (fd_ && cp.mmap_size != length_) {
+	// A new ring size means new rings (the old mapping stays valid but dead):
+	// map again whenever the layout moved, not only when its length did.
+	if (fd_ && (cp.mmap_size != length_ || cp.ring_records != geometry_.ring_records ||
+		    cp.ring_stride != geometry_.ring_stride || cp.nr_cpu_ids != geometry_.nr_cpu_ids)) {
 		if (std::string why = abi_mismatch(cp.abi_version, cp.compat_version); !why.empty())
 			throw Error("refusing hwsig.ko: " + why, EPROTO);
 		if (cp.mmap_size < sizeof(hwsig_control_page) || cp.mmap_size > kMaxMappingBytes)
