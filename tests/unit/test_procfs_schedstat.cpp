@@ -92,7 +92,10 @@ TEST_CASE("task schedstat: captured threads and garbage", "[procfs][schedstat]")
 	CHECK(parse_task_schedstat(fixture_text("garbled", "/proc/77/task/78/schedstat")).error ==
 	      "line 1: expected 'on_cpu_ns run_delay_ns timeslices', got 2 fields");
 	CHECK(parse_task_schedstat("").error == "empty");
-	CHECK(parse_task_schedstat("1 2 3\n4 5 6\n").error == "line 2: more than one line");
+	auto two = parse_task_schedstat("1 2 3\n4 5 6\n");
+	CHECK(two.error == "line 2: more than one line");
+	CHECK(two.on_cpu_ns == 0u); // an error never comes with the first line's numbers
+	CHECK(two.timeslices == 0u);
 	auto bad = parse_task_schedstat("1 x 3\n");
 	CHECK(bad.error == "line 1: field 2 is not a number: 'x'");
 	CHECK(bad.on_cpu_ns == 0u);

@@ -466,35 +466,39 @@ Schedstat parse_schedstat(std::string_view text)
 TaskSchedstat parse_task_schedstat(std::string_view text)
 {
 	TaskSchedstat out;
-	auto lines = split_lines(text);
+	std::uint64_t fields[3] = {};
 	std::size_t used = 0;
-	for (std::size_t i = 0; i < lines.size(); ++i) {
+	auto lines = split_lines(text);
+	for (std::size_t i = 0; i < lines.size() && out.error.empty(); ++i) {
 		auto f = split_ws(lines[i]);
 		if (f.empty())
 			continue;
 		if (used++ > 0) {
 			out.error = at_line(i) + "more than one line";
-			return out;
+			break;
 		}
 		if (f.size() != 3) {
 			out.error = at_line(i) + "expected 'on_cpu_ns run_delay_ns timeslices', got " +
 				    std::to_string(f.size()) + " fields";
-			return out;
+			break;
 		}
-		std::uint64_t *dst[] = {&out.on_cpu_ns, &out.run_delay_ns, &out.timeslices};
 		for (std::size_t k = 0; k < 3; ++k) {
 			auto v = kernel_number(f[k]);
 			if (!v) {
 				out.error = at_line(i) + "field " + std::to_string(k + 1) +
 					    " is not a number: " + quote_token(f[k]);
-				*dst[0] = *dst[1] = *dst[2] = 0;
-				return out;
+				break;
 			}
-			*dst[k] = *v;
+			fields[k] = *v;
 		}
 	}
-	if (used == 0)
+	if (out.error.empty() && used == 0)
 		out.error = "empty";
+	if (out.error.empty()) {
+		out.on_cpu_ns = fields[0];
+		out.run_delay_ns = fields[1];
+		out.timeslices = fields[2];
+	}
 	return out;
 }
 
