@@ -135,6 +135,12 @@ int do_status(bool per_cpu)
 	try {
 		hwsig::KmodClient client;
 		info = client.get_info();
+		if (info.ring_records == 0) {
+			// The module refuses GET_STATUS before its first CONFIGURE;
+			// that is a state to report, not an error.
+			std::printf("state:           loaded, not configured (hwsigctl kmod start)\n");
+			return 0;
+		}
 		st = client.get_status();
 	} catch (const hwsig::Error &e) {
 		return fail("status", e);
