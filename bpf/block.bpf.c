@@ -24,6 +24,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* Before 5.11 block_rq_insert/issue took (q, rq); userspace reads the
  * tracepoint's BTF prototype and sets this before load. */
 const volatile bool rq_is_second_arg = false;
+/* Time slots in log2 milliseconds instead of microseconds (hwsigctl hist -m). */
+const volatile bool in_ms = false;
 
 /* Source of zeroes for a device's first update (too big for the stack). */
 const struct hwsig_block_stats zero_stats = {};
@@ -55,13 +57,47 @@ struct {
 	__type(value, struct hwsig_block_stats);
 } dev_stats SEC(".maps");
 
-static __always_inline __u32 request_dev(struct request *rq)
+/* What the accounting needs from a request. tp_btf programs fill it with
+ * direct loads through their BTF pointer; raw_tp programs, whose pointer is
+ * untyped, through bpf_probe_read_kernel (BPF_CORE_READ). */
+struct rq_info {
+	__u64 sector;
+	__u32 dev; /* major << 20 | first_minor of the disk; 0: unknown */
+	__u32 bytes;
+	__u32 op;
+};
+
+static __always_inline __u32 kdev(int major, int first_minor)
+{
+	return ((__u32)major << 20) | (__u32)first_minor;
+}
+
+static __always_inline struct rq_info rq_info_btf(struct request *rq)
+{
+	struct gendisk *disk = hwsig_request_disk_btf(rq);
+	struct rq_info i = {
+		.sector = rq->__sector,
+		.bytes = rq->__data_len,
+		.op = rq->cmd_flags & REQ_OP_MASK,
+	};
+
+	if (disk)
+		i.dev = kdev(disk->major, disk->first_minor);
+	return i;
+}
+
+static __always_inline struct rq_info rq_info_raw(struct request *rq)
 {
 	struct gendisk *disk = hwsig_request_disk(rq);
+	struct rq_info i = {
+		.sector = BPF_CORE_READ(rq, __sector),
+		.bytes = BPF_CORE_READ(rq, __data_len),
+		.op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK,
+	};
 
-	if (!disk)
-		return 0;
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+	if (disk)
+		i.dev = kdev(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+	return i;
 }
 
 static __always_inline struct hwsig_block_stats *stats_of(__u32 dev)
@@ -83,12 +119,12 @@ static __always_inline int on_insert(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_issue(struct request *rq)
+static __always_inline int on_issue(struct request *rq, struct rq_info info)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
-	__u32 dev = request_dev(rq);
-	__u64 sector = BPF_CORE_READ(rq, __sector);
-	__u32 bytes = BPF_CORE_READ(rq, __data_len);
+	__u32 dev = info.dev;
+	__u64 sector = info.sector;
+	__u32 bytes = info.bytes;
 	struct hwsig_block_stats *s;
 	struct rq_times *t;
 
@@ -100,7 +136,7 @@ static __always_inline int on_issue(struct request *rq)
 	t = bpf_map_lookup_elem(&in_flight, &key);
 	if (t) {
 		if (t->insert_ns && now >= t->insert_ns)
-			s->queue[hwsig_slot((now - t->insert_ns) / 1000, HWSIG_BLOCK_TIME_SLOTS)]++;
+			s->queue[hwsig_slot((now - t->insert_ns) / (in_ms ? 1000000 : 1000), HWSIG_BLOCK_TIME_SLOTS)]++;
 		t->issue_ns = now;
 	} else {
 		struct rq_times fresh = { .issue_ns = now };
@@ -125,12 +161,13 @@ static __always_inline int on_issue(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes)
+/* The request is only read when we saw it issued (btf picks the reader). */
+static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct hwsig_block_stats *s;
 	struct rq_times *t;
-	__u32 op, dev;
+	struct rq_info info;
 
 	/* Only requests seen issued are counted: one completion per request,
 	 * none for requests issued before we attached. */
@@ -142,17 +179,16 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	bpf_map_delete_elem(&in_flight, &key);
 	if (!issued)
 		return 0;
-	dev = request_dev(rq);
-	s = dev ? stats_of(dev) : NULL;
+	info = btf ? rq_info_btf(rq) : rq_info_raw(rq);
+	s = info.dev ? stats_of(info.dev) : NULL;
 	if (!s)
 		return 0;
 	if (now >= issued)
-		s->latency[hwsig_slot((now - issued) / 1000, HWSIG_BLOCK_TIME_SLOTS)]++;
-	op = BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK;
-	if (op == REQ_OP_READ) {
+		s->latency[hwsig_slot((now - issued) / (in_ms ? 1000000 : 1000), HWSIG_BLOCK_TIME_SLOTS)]++;
+	if (info.op == REQ_OP_READ) {
 		s->reads++;
 		s->read_bytes += nr_bytes;
-	} else if (op == REQ_OP_WRITE) {
+	} else if (info.op == REQ_OP_WRITE) {
 		s->writes++;
 		s->write_bytes += nr_bytes;
 	}
@@ -173,13 +209,15 @@ int btf_block_rq_insert(unsigned long long *ctx)
 SEC("tp_btf/block_rq_issue")
 int btf_block_rq_issue(unsigned long long *ctx)
 {
-	return on_issue(rq_arg(ctx));
+	struct request *rq = rq_arg(ctx);
+
+	return on_issue(rq, rq_info_btf(rq));
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(btf_block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_complete(rq, nr_bytes);
+	return on_complete(rq, nr_bytes, true);
 }
 
 SEC("raw_tp/block_rq_insert")
@@ -191,11 +229,13 @@ int raw_block_rq_insert(unsigned long long *ctx)
 SEC("raw_tp/block_rq_issue")
 int raw_block_rq_issue(unsigned long long *ctx)
 {
-	return on_issue(rq_arg(ctx));
+	struct request *rq = rq_arg(ctx);
+
+	return on_issue(rq, rq_info_raw(rq));
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(raw_block_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_complete(rq, nr_bytes);
+	return on_complete(rq, nr_bytes, false);
 }

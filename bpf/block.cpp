@@ -40,12 +40,13 @@ void add_into(std::vector<std::uint64_t> &into, const __u64 *slots, std::size_t 
 		into[i] += slots[i];
 }
 
-Skeleton<hwsig_block_bpf> load(BpfAttach how)
+Skeleton<hwsig_block_bpf> load(BpfAttach how, bool ms)
 {
 	// (q, rq) before 5.11, (rq) since: the BTF prototype says which.
 	bool second = bpf_detail::tp_btf_arg_count("block_rq_issue") == 2;
-	return Skeleton<hwsig_block_bpf>(kBlockOps, [how, second](hwsig_block_bpf &s) {
+	return Skeleton<hwsig_block_bpf>(kBlockOps, [how, second, ms](hwsig_block_bpf &s) {
 		bool btf = how == BpfAttach::TpBtf;
+		s.rodata->in_ms = ms;
 		s.rodata->rq_is_second_arg = second;
 		bpf_program__set_autoload(s.progs.btf_block_rq_insert, btf);
 		bpf_program__set_autoload(s.progs.btf_block_rq_issue, btf);
@@ -64,7 +65,7 @@ struct BlockProbe::Impl {
 	int ncpu;
 };
 
-BlockProbe::BlockProbe(BpfAttach how)
+BlockProbe::BlockProbe(BpfAttach how, bool milliseconds)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
@@ -72,7 +73,7 @@ BlockProbe::BlockProbe(BpfAttach how)
 	if (how == BpfAttach::Auto) {
 		if (bpf_detail::has_tp_btf("block_rq_issue")) {
 			try {
-				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf), BpfAttach::TpBtf, ncpu});
+				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf, milliseconds), BpfAttach::TpBtf, ncpu});
 				return;
 			} catch (const Error &e) {
 				if (e.err() == EPERM || e.err() == EACCES)
@@ -81,7 +82,7 @@ BlockProbe::BlockProbe(BpfAttach how)
 		}
 		how = BpfAttach::RawTp;
 	}
-	impl_ = std::make_unique<Impl>(Impl{load(how), how, ncpu});
+	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu});
 }
 
 BlockProbe::~BlockProbe() = default;

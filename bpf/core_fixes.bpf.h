@@ -19,6 +19,19 @@ struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
 
+/* For BTF pointers (tp_btf): a direct load, which the verifier allows and
+ * which costs nothing, where BPF_CORE_READ would be a helper call (about 60 ns
+ * per read on the test host). */
+static __always_inline __s64 hwsig_task_state_btf(void *task)
+{
+	struct task_struct___post514 *t = task;
+
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return ((struct task_struct___pre514 *)task)->state;
+}
+
+/* For untyped pointers (raw_tp): through bpf_probe_read_kernel. */
 static __always_inline __s64 hwsig_task_state(void *task)
 {
 	struct task_struct___post514 *t = task;
@@ -41,6 +54,16 @@ struct request_queue___with_disk {
 struct request___with_q {
 	struct request_queue___with_disk *q;
 } __attribute__((preserve_access_index));
+
+/* Direct loads for BTF pointers (tp_btf). */
+static __always_inline struct gendisk *hwsig_request_disk_btf(void *rq)
+{
+	struct request___with_rq_disk *old = rq;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		return old->rq_disk;
+	return ((struct request___with_q *)rq)->q->disk;
+}
 
 static __always_inline struct gendisk *hwsig_request_disk(void *rq)
 {

@@ -27,6 +27,9 @@ char LICENSE[] SEC("license") = "GPL";
  * .bss) so that the common case, nothing selected, skips the hash lookup. */
 __u32 nr_selected = 0;
 
+/* Slots in log2 milliseconds instead of microseconds (hwsigctl hist -m). */
+const volatile bool in_ms = false;
+
 struct task_wait {
 	__u64 start_ns;
 	__u32 kind; /* enum hwsig_sched_wait_kind; NONE: not waiting */
@@ -89,29 +92,27 @@ static __always_inline void add_wait(struct hwsig_sched_stats *s, __u32 kind, __
 		s->wakeup_wait[slot]++;
 }
 
-/* prev leaves the CPU. Returns true when it is still runnable (an
- * involuntary switch): then its preemption wait starts now. */
-static __always_inline bool switch_out(struct hwsig_sched_stats *cpu, bool preempt, void *prev)
+/* prev (of process prev_tgid) left the CPU still runnable: an involuntary
+ * switch. */
+static __always_inline void count_involuntary(struct hwsig_sched_stats *cpu, __u32 prev_tgid)
 {
-	if (!preempt && hwsig_task_state(prev) != TASK_RUNNING)
-		return false;
+	struct hwsig_sched_stats *proc = proc_of(prev_tgid);
+
 	cpu->involuntary++;
-	struct hwsig_sched_stats *proc = proc_of(BPF_CORE_READ((struct task_struct *)prev, tgid));
 	if (proc)
 		proc->involuntary++;
-	return true;
 }
 
-/* next comes on the CPU after waiting since w (if known). */
-static __always_inline void switch_in(struct hwsig_sched_stats *cpu, void *next, __u64 now,
+/* next (of process next_tgid) comes on the CPU after waiting since w. */
+static __always_inline void switch_in(struct hwsig_sched_stats *cpu, __u32 next_tgid, __u64 now,
 				      const struct task_wait *w)
 {
-	struct hwsig_sched_stats *proc = proc_of(BPF_CORE_READ((struct task_struct *)next, tgid));
+	struct hwsig_sched_stats *proc = proc_of(next_tgid);
 	__u32 slot = 0;
 	bool have_wait = w && w->kind != HWSIG_WAIT_NONE && now >= w->start_ns;
 
 	if (have_wait) {
-		slot = hwsig_slot((now - w->start_ns) / 1000, HWSIG_SCHED_SLOTS);
+		slot = hwsig_slot((now - w->start_ns) / (in_ms ? 1000000 : 1000), HWSIG_SCHED_SLOTS);
 		add_wait(cpu, w->kind, slot);
 	}
 	cpu->switch_in++;
@@ -166,12 +167,15 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 
 	if (!cpu)
 		return 0;
-	if (prev->pid && switch_out(cpu, preempt, prev))
+	/* Direct loads through the BTF pointers: no probe-read helper calls. */
+	if (prev->pid && (preempt || hwsig_task_state_btf(prev) == TASK_RUNNING)) {
+		count_involuntary(cpu, prev->tgid);
 		btf_wait_starts(prev, HWSIG_WAIT_PREEMPT, now);
+	}
 	if (!next->pid)
 		return 0;
 	w = bpf_task_storage_get(&task_wait, next, 0, 0);
-	switch_in(cpu, next, now, w);
+	switch_in(cpu, next->tgid, now, w);
 	if (w)
 		w->kind = HWSIG_WAIT_NONE;
 	return 0;
@@ -213,12 +217,14 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 
 	if (!cpu)
 		return 0;
-	if (prev_pid && switch_out(cpu, preempt, prev))
+	if (prev_pid && (preempt || hwsig_task_state(prev) == TASK_RUNNING)) {
+		count_involuntary(cpu, nr_selected ? BPF_CORE_READ(prev, tgid) : 0);
 		raw_wait_starts(prev, HWSIG_WAIT_PREEMPT, now);
+	}
 	if (!next_pid)
 		return 0;
 	w = bpf_map_lookup_elem(&pid_wait, &next_pid);
-	switch_in(cpu, next, now, w);
+	switch_in(cpu, nr_selected ? BPF_CORE_READ(next, tgid) : 0, now, w);
 	if (w)
 		bpf_map_delete_elem(&pid_wait, &next_pid);
 	return 0;

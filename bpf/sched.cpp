@@ -53,10 +53,11 @@ int possible_cpus()
 	return n;
 }
 
-Skeleton<hwsig_sched_bpf> load(BpfAttach how)
+Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
 {
-	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how](hwsig_sched_bpf &s) {
+	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how, ms](hwsig_sched_bpf &s) {
 		bool btf = how == BpfAttach::TpBtf;
+		s.rodata->in_ms = ms;
 		bpf_program__set_autoload(s.progs.btf_sched_wakeup, btf);
 		bpf_program__set_autoload(s.progs.btf_sched_wakeup_new, btf);
 		bpf_program__set_autoload(s.progs.btf_sched_switch, btf);
@@ -88,14 +89,14 @@ struct SchedProbe::Impl {
 	}
 };
 
-SchedProbe::SchedProbe(BpfAttach how)
+SchedProbe::SchedProbe(BpfAttach how, bool milliseconds)
 {
 	int ncpu = possible_cpus();
 	if (how == BpfAttach::Auto) {
 		bool btf = bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage();
 		if (btf) {
 			try {
-				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf), BpfAttach::TpBtf, ncpu, {}});
+				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf, milliseconds), BpfAttach::TpBtf, ncpu, {}});
 				return;
 			} catch (const Error &e) {
 				// No permission will not get better with raw_tp.
@@ -105,7 +106,7 @@ SchedProbe::SchedProbe(BpfAttach how)
 		}
 		how = BpfAttach::RawTp;
 	}
-	impl_ = std::make_unique<Impl>(Impl{load(how), how, ncpu, {}});
+	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu, {}});
 }
 
 SchedProbe::~SchedProbe() = default;

@@ -39,7 +39,8 @@ struct SchedCounts {
 class SchedProbe {
 public:
 	// Opens, loads and attaches; throws hwsig::Error (with errno) on failure.
-	explicit SchedProbe(BpfAttach how = BpfAttach::Auto);
+	// milliseconds: wait slots in log2 ms instead of us (hwsigctl hist -m).
+	explicit SchedProbe(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
 	~SchedProbe();
 	SchedProbe(SchedProbe &&) noexcept;
 	SchedProbe &operator=(SchedProbe &&) noexcept;
@@ -70,7 +71,8 @@ struct BlockCounts {
 
 class BlockProbe {
 public:
-	explicit BlockProbe(BpfAttach how = BpfAttach::Auto);
+	// milliseconds: latency and queue slots in log2 ms instead of us.
+	explicit BlockProbe(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
 	~BlockProbe();
 	BlockProbe(BlockProbe &&) noexcept;
 	BlockProbe &operator=(BlockProbe &&) noexcept;

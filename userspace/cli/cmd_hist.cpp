@@ -1,0 +1,402 @@
+// hwsigctl hist runq|bio: the full in-kernel histograms, printed the way
+// libbpf-tools' runqlat and biolatency print them. Each interval shows what
+// happened during that interval (the difference of two cumulative reads).
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "hwsig/histogram.h"
+
+#ifdef HWSIG_HAVE_BPF
+#include <unistd.h>
+
+#include "hwsig/bpf_sources.h"
+#include "hwsig/fs.h"
+#include "hwsig/vm.h"
+#endif
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char *kHistHelp =
+	"hwsigctl hist runq|bio [options] [interval [count]]\n\n"
+	"Prints the in-kernel log2 histograms like runqlat and biolatency do:\n"
+	"  runq  run-queue wait: wakeup or preemption -> running\n"
+	"  bio   block I/O latency: issue -> complete (per device with -D)\n"
+	"Every interval seconds (default: once, at Ctrl-C) the counts of that\n"
+	"interval are printed, count times (default: until Ctrl-C). Needs root.\n\n"
+	"options";
+
+const char *kHistExamples =
+	"examples:\n"
+	"  hwsigctl hist runq                 run-queue wait until Ctrl-C\n"
+	"  hwsigctl hist runq 1 5             five 1-second histograms\n"
+	"  hwsigctl hist runq -m 5            in milliseconds, every 5 s\n"
+	"  hwsigctl hist runq -P -p 1234      only process 1234 (repeat -p for more)\n"
+	"  hwsigctl hist runq -P              each QEMU/KVM guest (or every process)\n"
+	"  hwsigctl hist runq --kind preempt  only waits after a preemption\n"
+	"  hwsigctl hist bio -D 1 10          I/O latency per disk, ten times\n"
+	"  hwsigctl hist bio -D --queue       insert -> issue (queue time) per disk\n"
+	"  hwsigctl hist bio -D --size        request sizes (log2 KiB) per disk\n"
+	"  hwsigctl hist bio -D --seek        seek distances (log2 sectors) per disk\n";
+
+} // namespace
+
+#ifndef HWSIG_HAVE_BPF
+
+namespace hwsigctl {
+int cmd_hist(const std::vector<std::string> &args)
+{
+	if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+		std::printf("%s\n%s", kHistHelp, kHistExamples);
+		return 0;
+	}
+	std::fprintf(stderr, "hwsigctl hist: this hwsigctl was built without BPF (HWSIG_BPF=OFF)\n");
+	return 1;
+}
+} // namespace hwsigctl
+
+#else
+
+namespace {
+
+using hwsig::Histogram;
+
+volatile std::sig_atomic_t g_stop = 0;
+
+void on_signal(int)
+{
+	g_stop = 1;
+}
+
+void print_stars(std::uint64_t val, std::uint64_t val_max, int width)
+{
+	std::uint64_t shown = val < val_max ? val : val_max;
+	int stars = val_max ? static_cast<int>(shown * static_cast<std::uint64_t>(width) / val_max) : 0;
+	for (int i = 0; i < stars; ++i)
+		std::putchar('*');
+	for (int i = stars; i < width; ++i)
+		std::putchar(' ');
+	if (val > val_max)
+		std::putchar('+');
+}
+
+// libbpf-tools' print_log2_hist(), byte for byte in layout: slot 0 prints
+// as "0 -> 1", slot k as "2^k -> 2^(k+1)-1"; nothing when empty.
+void print_log2_hist(const hwsig::Histogram &h, const char *val_type)
+{
+	int idx_max = -1;
+	std::uint64_t val_max = 0;
+	for (std::size_t i = 0; i < h.counts.size(); ++i) {
+		if (h.counts[i] > 0)
+			idx_max = static_cast<int>(i);
+		if (h.counts[i] > val_max)
+			val_max = h.counts[i];
+	}
+	if (idx_max < 0)
+		return;
+	bool narrow = idx_max <= 32;
+	std::printf("%*s%-*s : count    distribution\n", narrow ? 5 : 15, "", narrow ? 19 : 29, val_type);
+	int stars = narrow ? 40 : 20;
+	int width = narrow ? 10 : 20;
+	for (int i = 0; i <= idx_max; ++i) {
+		unsigned long long low = (1ULL << (i + 1)) >> 1;
+		unsigned long long high = (1ULL << (i + 1)) - 1;
+		if (low == high)
+			low -= 1;
+		std::uint64_t val = h.counts[static_cast<std::size_t>(i)];
+		std::printf("%*llu -> %-*llu : %-8llu |", width, low, width, high,
+			    static_cast<unsigned long long>(val));
+		print_stars(val, val_max, stars);
+		std::printf("|\n");
+	}
+}
+
+
+struct HistOptions {
+	std::string what; // runq | bio
+	double interval = 0;
+	unsigned long count = 0;
+	bool ms = false, per_process = false, per_cpu = false, per_disk = false, timestamp = false;
+	bool queue = false, size = false, seek = false;
+	std::vector<int> pids;
+	std::string kind = "all"; // runq: all | wakeup | preempt
+	std::string root = "/";
+};
+
+Histogram diff(const Histogram &prev, const Histogram &cur)
+{
+	if (auto d = Histogram::delta(prev, cur))
+		return *d;
+	return cur; // first interval, or the process was re-selected
+}
+
+std::string comm_of(const std::string &root, int pid)
+{
+	hwsig::FileRead r = hwsig::read_file(hwsig::join_path(root, "proc/" + std::to_string(pid) + "/comm"), 256);
+	if (!r.data)
+		return "?";
+	std::string s = *r.data;
+	while (!s.empty() && s.back() == '\n')
+		s.pop_back();
+	return s;
+}
+
+// -P without -p: the QEMU/KVM guests, else every process (up to the
+// table's size).
+std::vector<int> default_processes(const std::string &root)
+{
+	std::vector<int> pids;
+	for (const auto &vm : hwsig::discover_vms(root))
+		pids.push_back(vm.pid);
+	if (!pids.empty())
+		return pids;
+	for (const auto &name : hwsig::list_dir(hwsig::join_path(root, "proc"))) {
+		if (name.find_first_not_of("0123456789") != std::string::npos)
+			continue;
+		pids.push_back(std::stoi(name));
+	}
+	return pids;
+}
+
+bool wait_interval(double seconds)
+{
+	if (seconds <= 0) {
+		while (!g_stop)
+			pause();
+		return false;
+	}
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	auto ns = static_cast<long long>(seconds * 1e9);
+	deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
+	deadline.tv_nsec += static_cast<long>(ns % 1000000000);
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	while (!g_stop) {
+		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
+		if (rc == 0)
+			return true;
+		if (rc != EINTR)
+			return false;
+	}
+	return false;
+}
+
+void print_time()
+{
+	char buf[32];
+	std::time_t t = std::time(nullptr);
+	std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+	std::printf("%-8s\n", buf);
+}
+
+// Runs the interval loop; print(first) prints one interval.
+template <typename Print> int interval_loop(const HistOptions &o, const char *banner, Print print)
+{
+	std::signal(SIGINT, on_signal);
+	std::signal(SIGTERM, on_signal);
+	std::printf("%s... Hit Ctrl-C to end.\n", banner);
+	std::fflush(stdout);
+	for (unsigned long done = 0;;) {
+		bool more = wait_interval(o.interval);
+		std::printf("\n");
+		if (o.timestamp)
+			print_time();
+		print();
+		std::fflush(stdout);
+		++done;
+		if (!more || (o.count && done >= o.count) || o.interval <= 0)
+			break;
+	}
+	return 0;
+}
+
+int run_runq(const HistOptions &o)
+{
+	hwsig::SchedProbe probe(hwsig::BpfAttach::Auto, o.ms);
+	std::vector<int> pids = o.pids;
+	if (o.per_process && pids.empty())
+		pids = default_processes(o.root);
+	std::size_t skipped = 0;
+	for (int pid : pids)
+		if (!probe.select(pid))
+			++skipped;
+	if (skipped)
+		std::fprintf(stderr, "hwsigctl hist: %zu processes not shown (at most %d at once)\n", skipped,
+			     256);
+	const char *unit = o.ms ? "msecs" : "usecs";
+	auto pick = [&](const hwsig::SchedCounts &c) {
+		if (o.kind == "wakeup")
+			return c.wakeup_wait_us;
+		if (o.kind == "preempt")
+			return c.preempt_wait_us;
+		return c.wait_us();
+	};
+	std::map<std::string, Histogram> prev;
+	auto show = [&](const std::string &key, const std::string &title, const Histogram &cur) {
+		Histogram d = diff(prev[key], cur);
+		prev[key] = cur;
+		if (!title.empty())
+			std::printf("\n%s\n", title.c_str());
+		print_log2_hist(d, unit);
+	};
+	return interval_loop(o, "Tracing run queue latency", [&] {
+		if (o.per_process || !o.pids.empty()) {
+			for (int pid : probe.selected()) {
+				auto c = probe.process(pid);
+				if (c && c->switch_in)
+					show("pid:" + std::to_string(pid),
+					     "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid), pick(*c));
+			}
+			return;
+		}
+		auto cpus = probe.per_cpu();
+		if (o.per_cpu) {
+			for (std::size_t cpu = 0; cpu < cpus.size(); ++cpu)
+				show("cpu:" + std::to_string(cpu), "cpu = " + std::to_string(cpu), pick(cpus[cpu]));
+			return;
+		}
+		hwsig::SchedCounts all = cpus.empty() ? hwsig::SchedCounts{} : cpus[0];
+		for (std::size_t cpu = 1; cpu < cpus.size(); ++cpu)
+			all += cpus[cpu];
+		show("system", "", pick(all));
+	});
+}
+
+int run_bio(const HistOptions &o)
+{
+	hwsig::BlockProbe probe(hwsig::BpfAttach::Auto, o.ms);
+	const char *unit = o.size ? "kbytes" : o.seek ? "sectors" : o.ms ? "msecs" : "usecs";
+	auto pick = [&](const hwsig::BlockCounts &c) {
+		if (o.size)
+			return c.size_kib;
+		if (o.seek)
+			return c.seek_sectors;
+		if (o.queue)
+			return c.queue_us;
+		return c.latency_us;
+	};
+	auto add = [](Histogram &into, const Histogram &from) {
+		into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
+		for (std::size_t i = 0; i < from.counts.size(); ++i)
+			into.counts[i] += from.counts[i];
+	};
+	std::map<std::string, Histogram> prev;
+	return interval_loop(o, "Tracing block device I/O", [&] {
+		Histogram all;
+		for (const auto &[dev, c] : probe.devices()) {
+			unsigned major = dev >> 20, minor = dev & ((1u << 20) - 1);
+			auto name = hwsig::block_dev_name(o.root, major, minor);
+			std::string disk = name ? *name : std::to_string(major) + ":" + std::to_string(minor);
+			Histogram d = diff(prev[disk], pick(c));
+			prev[disk] = pick(c);
+			if (o.per_disk) {
+				if (d.total() == 0)
+					continue;
+				std::printf("\ndisk = %s\n", disk.c_str());
+				print_log2_hist(d, unit);
+			} else {
+				add(all, d);
+			}
+		}
+		if (!o.per_disk)
+			print_log2_hist(all, unit);
+	});
+}
+
+} // namespace
+
+namespace hwsigctl {
+
+int cmd_hist(const std::vector<std::string> &args)
+{
+	HistOptions o;
+	std::vector<std::string> positional;
+	po::options_description visible(kHistHelp);
+	visible.add_options()
+		("help,h", "this help")
+		("milliseconds,m", po::bool_switch(&o.ms), "millisecond histograms (default microseconds)")
+		("timestamp,T", po::bool_switch(&o.timestamp), "print the time with each histogram")
+		("pids,P", po::bool_switch(&o.per_process),
+		 "runq: one histogram per process (-p's, else each VM, else every process)")
+		("pid,p", po::value<std::vector<int>>(&o.pids), "runq: trace this process (repeatable)")
+		("cpus,C", po::bool_switch(&o.per_cpu), "runq: one histogram per CPU")
+		("kind", po::value<std::string>(&o.kind)->default_value("all"),
+		 "runq: all | wakeup | preempt (what the wait followed)")
+		("disks,D", po::bool_switch(&o.per_disk), "bio: one histogram per disk")
+		("queue,Q", po::bool_switch(&o.queue), "bio: queue time (insert -> issue) instead of latency")
+		("size", po::bool_switch(&o.size), "bio: request sizes in log2 KiB")
+		("seek", po::bool_switch(&o.seek), "bio: seek distances in log2 sectors")
+		("root", po::value<std::string>(&o.root)->default_value("/"), "prefix for /proc and /sys");
+	po::options_description hidden;
+	hidden.add_options()("positional", po::value<std::vector<std::string>>(&positional));
+	po::options_description all;
+	all.add(visible).add(hidden);
+	po::positional_options_description pos;
+	pos.add("positional", -1);
+	po::variables_map vm;
+	try {
+		po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+		po::notify(vm);
+	} catch (const po::error &e) {
+		return usage_error("hist", e.what());
+	}
+	if (vm.count("help")) {
+		std::cout << visible << "\n" << kHistExamples;
+		return 0;
+	}
+	if (positional.empty())
+		return usage_error("hist", "which histogram: runq or bio");
+	o.what = positional[0];
+	if (o.what != "runq" && o.what != "bio")
+		return usage_error("hist", "unknown histogram '" + o.what + "' (runq or bio)");
+	if (positional.size() > 3)
+		return usage_error("hist", "too many arguments: [interval [count]]");
+	try {
+		if (positional.size() > 1) {
+			std::size_t used = 0;
+			o.interval = std::stod(positional[1], &used);
+			if (used != positional[1].size() || !(o.interval > 0) || o.interval > 1e6)
+				throw std::invalid_argument("interval");
+		}
+		if (positional.size() > 2) {
+			std::size_t used = 0;
+			long long c = std::stoll(positional[2], &used);
+			if (used != positional[2].size() || c <= 0)
+				throw std::invalid_argument("count");
+			o.count = static_cast<unsigned long>(c);
+		}
+	} catch (const std::exception &) {
+		return usage_error("hist", "interval must be seconds > 0 and count an integer > 0");
+	}
+	if (o.kind != "all" && o.kind != "wakeup" && o.kind != "preempt")
+		return usage_error("hist", "--kind is all, wakeup or preempt");
+	for (int pid : o.pids)
+		if (pid <= 0)
+			return usage_error("hist", "-p needs a process id > 0");
+	if (o.what == "runq" && (o.per_disk || o.queue || o.size || o.seek))
+		return usage_error("hist", "-D, -Q, --size and --seek are for bio");
+	if (o.what == "bio" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all"))
+		return usage_error("hist", "-P, -p, -C and --kind are for runq");
+	if (static_cast<int>(o.queue) + static_cast<int>(o.size) + static_cast<int>(o.seek) > 1)
+		return usage_error("hist", "pick one of -Q, --size, --seek");
+	if (geteuid() != 0)
+		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
+				     "(CAP_BPF+CAP_PERFMON)\n");
+	return o.what == "runq" ? run_runq(o) : run_bio(o);
+}
+
+} // namespace hwsigctl
+
+#endif
