@@ -323,7 +323,8 @@ static int hwsig_fill_status_entry(struct sk_buff *msg, const struct hwsig_cpu *
  */
 static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg)
 {
-	u64 ticks = 0, cost_sum = 0, cost_max = 0, written = 0, overwritten = 0;
+	u64 ticks = 0, cost_sum = 0, cost_max = 0, lat_sum = 0, lat_max = 0;
+	u64 written = 0, overwritten = 0;
 	struct nlattr *list;
 	unsigned int cpu;
 	u32 i;
@@ -335,6 +336,8 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 		ticks += READ_ONCE(pc->ticks);
 		cost_sum += READ_ONCE(pc->cost.sum_ns);
 		cost_max = max(cost_max, READ_ONCE(pc->cost.max_ns));
+		lat_sum += READ_ONCE(pc->latency.sum_ns);
+		lat_max = max(lat_max, READ_ONCE(pc->latency.max_ns));
 		/* Only a count: no record is read, no ordering needed. */
 		written += READ_ONCE(hdr->head);
 		overwritten += READ_ONCE(hdr->overwritten);
@@ -347,6 +350,10 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_COST_AVG_NS,
 			      ticks ? div64_u64(cost_sum, ticks) : 0, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_COST_MAX_NS, cost_max,
+			      HWSIG_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS,
+			      ticks ? div64_u64(lat_sum, ticks) : 0, HWSIG_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, lat_max,
 			      HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_WRITTEN, written, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_OVERWRITTEN, overwritten,
