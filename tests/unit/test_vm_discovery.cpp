@@ -211,7 +211,7 @@ TEST_CASE("discover_vms on garbled input skips what it cannot read", "[vm][fixtu
 {
 	std::vector<Vm> vms;
 	REQUIRE_NOTHROW(vms = discover_vms(fixture("garbled")));
-	REQUIRE(vms.size() == 4);
+	REQUIRE(vms.size() == 5);
 	// same -name twice: both kept, told apart by pid
 	CHECK(vms[0].name == "dup@3170");
 	CHECK(vms[0].pid == 3170);
@@ -220,8 +220,11 @@ TEST_CASE("discover_vms on garbled input skips what it cannot read", "[vm][fixtu
 	// control characters in the name are replaced
 	CHECK(vms[2].name == "evil_name_[31m");
 	CHECK(vms[2].pid == 3110);
+	// -name after 11 KiB of -device options: the whole cmdline is read
+	CHECK(vms[3].name == "longline");
+	CHECK(vms[3].pid == 3180);
 	// garbled argv ending in a bare -name: no name
-	const Vm &g = vms[3];
+	const Vm &g = vms[4];
 	CHECK(g.name == "pid-3101");
 	CHECK(g.vcpu_tids == std::vector<int>{3102});
 	CHECK(g.vhost_tids == std::vector<int>{3150});

@@ -345,8 +345,19 @@ private:
 			unsigned index;
 			std::string component;
 		};
+		// Only files the directory lists are opened: most sensors lack
+		// _fault, many lack _max or _crit, and every open costs.
+		const auto listed = list_dir(attr_dir, "temp");
+		const std::set<std::string, std::less<>> present(listed.begin(), listed.end());
+		auto read_attr = [&](unsigned index, std::string_view attr) -> std::optional<std::string> {
+			std::string file = "temp" + std::to_string(index) + "_" + std::string(attr);
+			if (!present.count(file))
+				return std::nullopt;
+			auto r = read_file(attr_dir + "/" + file, 4096);
+			return r.data;
+		};
 		std::vector<Sensor> sensors;
-		for (const auto &file : list_dir(attr_dir, "temp")) {
+		for (const auto &file : listed) {
 			constexpr std::string_view suffix = "_input";
 			std::string_view f(file);
 			if (!f.ends_with(suffix))
@@ -354,7 +365,7 @@ private:
 			auto index = index_after(f.substr(0, f.size() - suffix.size()), "temp");
 			if (!index)
 				continue;
-			auto label = read_trimmed(attr_dir + "/temp" + std::to_string(*index) + "_label");
+			auto label = read_attr(*index, "label");
 			std::string component = label ? scope_component(*label) : std::string();
 			sensors.push_back({*index, component.empty() ? "temp" + std::to_string(*index) : component});
 		}
@@ -369,8 +380,8 @@ private:
 			const std::string prefix = attr_dir + "/temp" + std::to_string(sensors[i].index);
 			const std::string shown = entry + "/temp" + std::to_string(sensors[i].index);
 			const std::string scope = "zone:" + device_name + "/" + components[i];
-			auto fault = read_trimmed(prefix + "_fault");
-			if (fault && *fault == "1") {
+			auto fault = read_attr(sensors[i].index, "fault");
+			if (fault && trim(*fault) == "1") {
 				snap.add_unavailable(kMetric, scope, shown + "_fault: the sensor reports a fault");
 				continue;
 			}
@@ -381,10 +392,10 @@ private:
 				continue;
 			}
 			std::optional<double> max_c, crit_c;
-			if (auto r = read_file(prefix + "_max", 4096); r.data)
-				max_c = parse_limit_millicelsius(*r.data);
-			if (auto r = read_file(prefix + "_crit", 4096); r.data)
-				crit_c = parse_limit_millicelsius(*r.data);
+			if (auto max = read_attr(sensors[i].index, "max"))
+				max_c = parse_limit_millicelsius(*max);
+			if (auto crit = read_attr(sensors[i].index, "crit"))
+				crit_c = parse_limit_millicelsius(*crit);
 			auto throttle = hwmon_throttle_c(max_c, crit_c);
 			if (!throttle) {
 				without_limit.push_back(components[i]);

@@ -6,8 +6,11 @@
 #include "hwsig/vm_parse.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <climits>
@@ -16,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "hwsig/fd.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
 
@@ -266,16 +270,61 @@ std::optional<int> parse_pid(std::string_view s)
 	return static_cast<int>(*n);
 }
 
+// The first bytes of a file in one read(): every /proc/PID is looked at on
+// each snapshot, and read_file()'s extra read() for EOF is a quarter of the
+// syscalls of the whole scan. complete is false when the file may go on.
+struct Head {
+	std::string data;
+	bool complete = false;
+};
+
+std::optional<Head> read_head(const std::string &path)
+{
+	Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
+		return std::nullopt;
+	char buf[4096];
+	ssize_t n;
+	do
+		n = ::read(fd.get(), buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return std::nullopt;
+	Head h;
+	h.data.assign(buf, static_cast<std::size_t>(n));
+	h.complete = static_cast<std::size_t>(n) < sizeof(buf);
+	return h;
+}
+
 // comm without its newline; comm may hold spaces ("CPU 0/KVM").
 std::optional<std::string> read_comm(const std::string &path)
 {
-	auto r = read_file(path, 4096);
-	if (!r.data)
+	auto h = read_head(path);
+	if (!h)
 		return std::nullopt;
-	std::string comm = std::move(*r.data);
+	std::string comm = std::move(h->data);
 	if (!comm.empty() && comm.back() == '\n')
 		comm.pop_back();
 	return comm;
+}
+
+// argv[0] of a process from the first page of its cmdline; the rest is
+// read only for a QEMU (whose command line is often longer than a page).
+bool argv0_is_qemu(const Head &cmdline_head)
+{
+	const std::string &d = cmdline_head.data;
+	auto nul = d.find('\0');
+	if (nul == std::string::npos && !cmdline_head.complete)
+		return false; // argv[0] longer than a page: no QEMU binary path
+	return !d.empty() && is_qemu_argv0(std::string_view(d).substr(0, nul));
+}
+
+std::vector<std::string> full_argv(const std::string &path, const Head &head)
+{
+	if (head.complete)
+		return split_cmdline(head.data);
+	auto whole = read_file(path);
+	return split_cmdline(whole.data ? *whole.data : head.data);
 }
 
 std::optional<std::string> read_link(const std::string &path)
@@ -389,11 +438,8 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 		const std::string pid_dir = proc + "/" + entry;
 		try {
 			auto comm = read_comm(pid_dir + "/comm");
-			auto cmdline = read_file(pid_dir + "/cmdline");
-			std::vector<std::string> argv;
-			if (cmdline.data)
-				argv = split_cmdline(*cmdline.data);
-			bool qemu = (!argv.empty() && is_qemu_argv0(argv[0])) || (comm && is_qemu_comm(*comm));
+			auto cmdline = read_head(pid_dir + "/cmdline");
+			bool qemu = (cmdline && argv0_is_qemu(*cmdline)) || (comm && is_qemu_comm(*comm));
 			if (!qemu) {
 				// A kernel 6.1-style vhost worker is a kthread of its own.
 				if (comm)
@@ -404,6 +450,9 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 			auto status = read_file(pid_dir + "/status");
 			if (!status.data || status_is_dead(*status.data))
 				continue; // gone, or a zombie whose guest is no more
+			std::vector<std::string> argv;
+			if (cmdline)
+				argv = full_argv(pid_dir + "/cmdline", *cmdline);
 			Candidate c;
 			c.details.vm.pid = *pid;
 			if (auto name = parse_qemu_name(argv))
