@@ -74,9 +74,11 @@ static int hwsig_config_open_all(struct hwsig_config *cfg,
 	 * generic event (HARDWARE, HW_CACHE, RAW) the CPU's PMU lacks. The
 	 * generic types always exist, so -ENOENT there is a per-CPU status;
 	 * a dynamic type that every CPU answered -ENOENT for has no PMU.
+	 * (An event whose one CPU went offline meanwhile was tried nowhere.)
 	 */
 	for (i = 0; i < cfg->nr_events; i++) {
-		if (cfg->events[i].type < PERF_TYPE_MAX || (cfg->pmu_found & BIT(i)))
+		if (cfg->events[i].type < PERF_TYPE_MAX || (cfg->pmu_found & BIT(i)) ||
+		    !(cfg->pmu_tried & BIT(i)))
 			continue;
 		NL_SET_BAD_ATTR(extack, req->event_attr[i]);
 		hwsig_err_fmt(extack, "hwsig: no PMU has this type",

@@ -111,6 +111,7 @@ struct hwsig_config {
 	u64 interval_ns;
 	u64 generation;
 	u32 nr_events;
+	u32 pmu_tried;			/* bit i: event i was opened somewhere */
 	u32 pmu_found;			/* bit i: event i's PMU answered */
 	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
 	struct hwsig_buffers *bufs;

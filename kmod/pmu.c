@@ -68,6 +68,7 @@ int hwsig_pmu_open_cpu(struct hwsig_config *cfg, struct hwsig_cpu *pc,
 		if (!hwsig_event_targets(spec, pc->cpu))
 			continue;
 		hwsig_event_attr(spec, &attr);
+		cfg->pmu_tried |= BIT(i);
 		event = perf_event_create_kernel_counter(&attr, pc->cpu, NULL,
 							 NULL, NULL);
 		if (IS_ERR(event)) {

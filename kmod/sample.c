@@ -113,9 +113,16 @@ void hwsig_sample_start_cpu(struct hwsig_cpu *pc)
  */
 void hwsig_sample_stop_cpu_atomic(struct hwsig_cpu *pc)
 {
+	bool was_sampling = READ_ONCE(pc->sampling);
+
 	WRITE_ONCE(pc->sampling, false);
 	hrtimer_cancel(&pc->timer);
-	hwsig_buffers_set_online(pc->cfg->bufs, pc->cpu, false);
+	/*
+	 * Only the sampler's own stop may clear online: the rings may
+	 * already belong to the configuration that replaced this one.
+	 */
+	if (was_sampling)
+		hwsig_buffers_set_online(pc->cfg->bufs, pc->cpu, false);
 }
 
 /* Process context: afterwards nothing writes pc's ring or reads its events. */
