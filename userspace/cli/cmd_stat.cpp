@@ -134,6 +134,10 @@ int cmd_stat(const std::vector<std::string> &args)
 	sigaction(SIGINT, &sa, nullptr);
 	sigaction(SIGTERM, &sa, nullptr);
 
+	// Sources set up lazily (BPF load and attach, perf_event_open) on their
+	// first collect, which can take most of a second: a warm-up snapshot
+	// keeps that out of the first interval.
+	(void)sampler.take();
 	hwsig::Snapshot first = sampler.take();
 	if (!vm.empty()) {
 		bool found = false;
