@@ -172,11 +172,14 @@ const hwsig::SkeletonOps<hwsig_empty_bpf> kEmptyOps = {
 	"empty", hwsig_empty_bpf__open_opts, hwsig_empty_bpf__load, hwsig_empty_bpf__attach,
 	hwsig_empty_bpf__destroy};
 
-hwsig::Skeleton<hwsig_empty_bpf> empty_program(bool on_switch)
+enum class Empty { Switch, WakeupAndSwitch, BlockComplete };
+
+hwsig::Skeleton<hwsig_empty_bpf> empty_program(Empty which)
 {
-	return hwsig::Skeleton<hwsig_empty_bpf>(kEmptyOps, [on_switch](hwsig_empty_bpf &s) {
-		bpf_program__set_autoload(s.progs.empty_sched_switch, on_switch);
-		bpf_program__set_autoload(s.progs.empty_block_rq_complete, !on_switch);
+	return hwsig::Skeleton<hwsig_empty_bpf>(kEmptyOps, [which](hwsig_empty_bpf &s) {
+		bpf_program__set_autoload(s.progs.empty_sched_switch, which != Empty::BlockComplete);
+		bpf_program__set_autoload(s.progs.empty_sched_wakeup, which == Empty::WakeupAndSwitch);
+		bpf_program__set_autoload(s.progs.empty_block_rq_complete, which == Empty::BlockComplete);
 	});
 }
 
@@ -261,7 +264,7 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 		if (m.name == "none")
 			continue;
 		auto detach = m.attach();
-		std::string prefix = m.name == "empty_raw_tp" ? "empty_" : m.name.find("raw_tp") != std::string::npos
+		std::string prefix = m.name.rfind("empty", 0) == 0 ? "empty_" : m.name.find("raw_tp") != std::string::npos
 									   ? "raw_" + what.substr(0, 5)
 									   : "btf_" + what.substr(0, 5);
 		auto before = prog_run_time(prefix);
@@ -303,7 +306,13 @@ int main(int argc, char **argv)
 			{"none", [] { return std::function<void()>([] {}); }},
 			{"empty_raw_tp",
 			 [] {
-				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(true));
+				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(Empty::Switch));
+				 return std::function<void()>([s] { s->reset(); });
+			 }},
+			{"empty_wakeup_and_switch",
+			 [] {
+				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(
+					 empty_program(Empty::WakeupAndSwitch));
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
 			{"hwsig_tp_btf",
@@ -320,7 +329,11 @@ int main(int argc, char **argv)
 		auto sched = measure(sched_modes, reps, [&] { return ping_pong_ns_per_switch(cpu, kRounds); });
 		std::printf("# sched: pinned ping-pong on CPU %d, %u round trips x %d repetitions (fastest)\n", cpu,
 			    kRounds, reps);
-		report("bpf_sched", "switch", sched, {"hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected"});
+		report("bpf_sched", "switch", sched,
+		       {"empty_wakeup_and_switch", "hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected"});
+		if (double floor = sched.at("empty_wakeup_and_switch") - sched.at("none"); floor > 0)
+			std::printf("bpf_sched.hwsig_tp_btf_vs_empty_wakeup_and_switch: %.2f ratio\n",
+				    (sched.at("hwsig_tp_btf") - sched.at("none")) / floor);
 		in_program("bpf_sched", "switch", sched_modes, "sched", [&] {
 			ping_pong_ns_per_switch(cpu, kRounds);
 			return 2.0 * kRounds;
@@ -335,7 +348,7 @@ int main(int argc, char **argv)
 			{"none", [] { return std::function<void()>([] {}); }},
 			{"empty_raw_tp",
 			 [] {
-				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(false));
+				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(Empty::BlockComplete));
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
 			{"hwsig_tp_btf",

@@ -12,6 +12,14 @@ int empty_sched_switch(void *ctx)
 	return 0;
 }
 
+/* With empty_sched_switch: the dispatch floor of any wakeup-to-run tracer,
+ * which must run on both tracepoints. */
+SEC("raw_tp/sched_wakeup")
+int empty_sched_wakeup(void *ctx)
+{
+	return 0;
+}
+
 SEC("raw_tp/block_rq_complete")
 int empty_block_rq_complete(void *ctx)
 {
