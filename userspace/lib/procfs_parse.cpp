@@ -132,9 +132,10 @@ ProcStat parse_proc_stat(std::string_view text)
 	unsigned expected_columns = 0;
 	auto lines = split_lines(text);
 	for (std::size_t i = 0; i < lines.size(); ++i) {
-		auto f = split_ws(lines[i]);
-		if (f.empty() || f[0].substr(0, 3) != "cpu")
+		// Only cpu lines are split: "intr" has thousands of fields on big hosts.
+		if (lines[i].substr(0, 3) != "cpu")
 			continue;
+		auto f = split_ws(lines[i]);
 		CpuTicks cpu;
 		if (f[0] == "cpu") {
 			if (aggregate) {
@@ -408,6 +409,9 @@ Schedstat parse_schedstat(std::string_view text)
 	bool have_version = false;
 	auto lines = split_lines(text);
 	for (std::size_t i = 0; i < lines.size(); ++i) {
+		// Domain lines (most of the file on big hosts) are not read.
+		if (have_version && lines[i].substr(0, 6) == "domain")
+			continue;
 		auto f = split_ws(lines[i]);
 		if (f.empty())
 			continue;
