@@ -12,6 +12,7 @@
 #include "hwsig/perf_open.h"
 #include "hwsig/series.h"
 #include "hwsig/source_pmu.h"
+#include "ring_writer.h"
 
 using namespace hwsig;
 
@@ -139,4 +140,50 @@ TEST_CASE("no_pmu_reason wording", "[source_pmu]")
 	CHECK(no_pmu_reason(bare, ENOENT) == "no hardware PMU (perf cycles: ENOENT)");
 	bare.hypervisor = true;
 	CHECK(no_pmu_reason(bare, EOPNOTSUPP) == "no hardware PMU: running under a hypervisor (perf cycles: EOPNOTSUPP)");
+	CHECK(no_pmu_reason(bare, ENOENT, "hwsig.ko") ==
+	      "no hardware PMU: running under a hypervisor (hwsig.ko cycles: ENOENT)");
+}
+
+TEST_CASE("kmod backend: newest record per CPU becomes scaled counters, generations never mix", "[source_pmu]")
+{
+	hwsig::testing::RingWriter w(2, 8);
+	for (int i = 0; i < 5; i++)
+		w.write(0);
+	for (int i = 0; i < 3; i++)
+		w.write(1);
+	w.begin(1); // a torn record on cpu 1 must not hide the complete one
+	RingReader reader(w.base(), w.length(), RingReader::Start::Newest);
+	// valid_mask is 0x7: event 3 is never valid, event 1 maps to no series.
+	const std::vector<std::string> series_of = {series::kPmuCycles, "", series::kPmuInstructions,
+						    series::kPmuBranches};
+	Snapshot snap;
+	add_ring_counters(reader, series_of, snap);
+
+	auto expect = [](unsigned cpu, std::uint64_t idx, unsigned ev) {
+		const hwsig_record r = hwsig::testing::RingWriter::expected(cpu, idx);
+		return scale_count(r.values[ev], r.time_enabled[ev], r.time_running[ev]);
+	};
+	const auto c0 = expect(0, 4, 0), c1 = expect(1, 2, 0), i0 = expect(0, 4, 2), i1 = expect(1, 2, 2);
+	const auto *cy0 = snap.counter(series::kPmuCycles, "cpu:0");
+	const auto *cy1 = snap.counter(series::kPmuCycles, "cpu:1");
+	const auto *cys = snap.counter(series::kPmuCycles, "system");
+	REQUIRE(cy0);
+	REQUIRE(cy1);
+	REQUIRE(cys);
+	CHECK(cy0->value == Approx(c0.scaled));
+	CHECK(cy0->value == Approx(double(hwsig::testing::RingWriter::expected(0, 4).values[0]) * 500000000.0 /
+				  250000000.0));
+	CHECK(cy0->running_fraction == Approx(0.5));
+	CHECK(cy1->value == Approx(c1.scaled));
+	CHECK(cys->value == Approx(c0.scaled + c1.scaled));
+	CHECK(snap.counter(series::kPmuInstructions, "system")->value == Approx(i0.scaled + i1.scaled));
+	CHECK(snap.counter(series::kPmuBranches, "system") == nullptr);
+	CHECK(snap.counters().size() == 2);
+
+	// A new configuration: the rings' records are of the old generation.
+	w.control()->config_generation = 2;
+	REQUIRE(reader.refresh());
+	Snapshot after;
+	add_ring_counters(reader, series_of, after);
+	CHECK(after.counters().empty());
 }

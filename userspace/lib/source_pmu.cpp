@@ -126,6 +126,17 @@ private:
 		notes_.push_back({id, scope, reason});
 	}
 
+	// One reason for every cpu.* metric, replacing the per-event ones: used
+	// when there is no core PMU at all.
+	void replace_core_notes(const std::string &reason)
+	{
+		notes_.erase(std::remove_if(notes_.begin(), notes_.end(),
+					    [](const Note &n) { return n.id.rfind("cpu.", 0) == 0; }),
+			     notes_.end());
+		for (const auto &m : kCoreMetrics)
+			note(m.id, reason);
+	}
+
 	void note_series_missing(const char *series, const std::string &reason)
 	{
 		for (const auto &m : kCoreMetrics)
@@ -189,9 +200,18 @@ private:
 			for (const auto &s : plan_.series)
 				for (const auto &alt : s.alternatives)
 					by_name.emplace(alt.name, s.series.c_str());
+			bool has_cycles = false;
 			for (const auto &e : info.events) {
 				auto it = by_name.find(e.name);
-				kmod_series_.push_back(it == by_name.end() ? nullptr : it->second);
+				kmod_series_.push_back(it == by_name.end() ? std::string() : std::string(it->second));
+				has_cycles |= it != by_name.end() && it->second == std::string_view(series::kPmuCycles);
+			}
+			if (!has_cycles) {
+				// Someone else's configuration (e.g. software events only):
+				// leave it running and count with perf_event_open instead.
+				kmod_series_.clear();
+				kmod_problem_ = "hwsig.ko runs a configuration without cycles";
+				return false;
 			}
 			reader_ = std::make_unique<RingReader>(RingReader::open_device(device, RingReader::Start::Newest));
 			kmod_status_checked_ = false;
@@ -222,21 +242,21 @@ private:
 			bool cycles_ok = false;
 			int cycles_err = ENOENT;
 			for (std::uint32_t i = 0; i < kmod_series_.size(); i++) {
-				if (!kmod_series_[i])
+				if (kmod_series_[i].empty())
 					continue;
-				if (kmod_series_[i] == std::string_view(series::kPmuCycles)) {
+				if (kmod_series_[i] == series::kPmuCycles) {
 					cycles_ok = any_ok[i];
 					if (first_error.count(i))
 						cycles_err = first_error[i];
 				}
 				if (!any_ok[i] && first_error.count(i))
-					note_series_missing(kmod_series_[i], "hwsig.ko: " + errno_name(first_error[i]) +
-										     " opening the event for " +
-										     kmod_series_[i]);
+					note_series_missing(kmod_series_[i].c_str(), "hwsig.ko: " +
+											errno_name(first_error[i]) +
+											" opening the event for " +
+											kmod_series_[i]);
 			}
 			if (!cycles_ok)
-				for (const auto &m : kCoreMetrics)
-					note(m.id, no_pmu_reason(cpu_, cycles_err));
+				replace_core_notes(no_pmu_reason(cpu_, cycles_err, "hwsig.ko"));
 		} catch (const Error &e) {
 			for (const auto &m : kCoreMetrics)
 				note(m.id, std::string("hwsig.ko status: ") + e.what());
@@ -259,27 +279,7 @@ private:
 		}
 		if (!kmod_status_checked_)
 			check_kmod_status();
-		const auto &g = reader_->geometry();
-		const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
-		std::map<const char *, Sum> system;
-		for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
-			auto rec = reader_->latest(cpu);
-			// Counts restart with every configuration: never mix generations.
-			if (!rec || rec->config_generation != gen)
-				continue;
-			for (unsigned i = 0; i < kmod_series_.size() && i < HWSIG_MAX_EVENTS; i++) {
-				const char *s = kmod_series_[i];
-				if (!s || !(rec->valid_mask & (1u << i)))
-					continue;
-				PerfCount c = scale_count(rec->values[i], rec->time_enabled[i], rec->time_running[i]);
-				if (c.time_running == 0)
-					continue;
-				snap.add_counter(s, cpu_scope(cpu), c.scaled, "kmod", c.running_fraction);
-				system[s].add(c.scaled, c.running_fraction);
-			}
-		}
-		for (const auto &[s, sum] : system)
-			snap.add_counter(s, "system", sum.value, "kmod", sum.fraction);
+		add_ring_counters(*reader_, kmod_series_, snap);
 	}
 
 	// ---- perf_event_open backend ----
@@ -320,12 +320,8 @@ private:
 							    "; needs CAP_PERFMON or kernel.perf_event_paranoid <= 0)"
 						  : no_pmu_reason(cpu_, cycles_err);
 			if (!kmod_problem_.empty() && kmod_problem_ != "hwsig.ko is idle")
-				why += "; hwsig.ko: " + kmod_problem_;
-			notes_.erase(std::remove_if(notes_.begin(), notes_.end(),
-						    [](const Note &n) { return n.id.rfind("cpu.", 0) == 0; }),
-				     notes_.end());
-			for (const auto &m : kCoreMetrics)
-				note(m.id, why);
+				why += "; " + kmod_problem_;
+			replace_core_notes(why);
 			return;
 		}
 		for (unsigned cpu : cpus_) {
@@ -449,13 +445,38 @@ private:
 
 	std::unique_ptr<KmodClient> client_;
 	std::unique_ptr<RingReader> reader_;
-	std::vector<const char *> kmod_series_; // per configured event; nullptr: not a pmu.* series
+	std::vector<std::string> kmod_series_; // per configured event; empty: not a pmu.* series
 	std::string kmod_problem_;
 	bool kmod_started_ = false;
 	bool kmod_status_checked_ = false;
 };
 
 } // namespace
+
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap)
+{
+	const auto &g = reader.geometry();
+	const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
+	std::map<std::string, Sum> system;
+	for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
+		auto rec = reader.latest(cpu);
+		// Counts restart with every configuration: never mix generations.
+		if (!rec || rec->config_generation != gen)
+			continue;
+		for (unsigned i = 0; i < series_of_event.size() && i < HWSIG_MAX_EVENTS; i++) {
+			const std::string &s = series_of_event[i];
+			if (s.empty() || !(rec->valid_mask & (1u << i)))
+				continue;
+			PerfCount c = scale_count(rec->values[i], rec->time_enabled[i], rec->time_running[i]);
+			if (c.time_running == 0)
+				continue;
+			snap.add_counter(s, cpu_scope(cpu), c.scaled, "kmod", c.running_fraction);
+			system[s].add(c.scaled, c.running_fraction);
+		}
+	}
+	for (const auto &[s, sum] : system)
+		snap.add_counter(s, "system", sum.value, "kmod", sum.fraction);
+}
 
 std::vector<std::string> pmu_metric_ids()
 {
@@ -472,10 +493,10 @@ SourcePtr make_pmu_source(PmuSourceOptions opt)
 	return std::make_unique<PmuSource>(opt);
 }
 
-std::string no_pmu_reason(const CpuIdentity &cpu, int err)
+std::string no_pmu_reason(const CpuIdentity &cpu, int err, std::string_view via)
 {
-	return std::string("no hardware PMU") + (cpu.hypervisor ? ": running under a hypervisor" : "") +
-	       " (perf cycles: " + errno_name(err) + ")";
+	return std::string("no hardware PMU") + (cpu.hypervisor ? ": running under a hypervisor" : "") + " (" +
+	       std::string(via) + " cycles: " + errno_name(err) + ")";
 }
 
 std::vector<KmodEvent> default_kmod_events(const PmuCatalog &pmus, const CpuIdentity &cpu, bool *software_only)

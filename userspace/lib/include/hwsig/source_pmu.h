@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwsig/kmod.h"
@@ -23,6 +24,12 @@ struct PmuSourceOptions {
 
 SourcePtr make_pmu_source(PmuSourceOptions opt = {});
 
+// The kmod backend's step per snapshot: the newest complete record of every
+// CPU's ring, of the current configuration generation, as counters (scaled,
+// with running_fraction) at cpu:N and summed at system. series_of_event[i]
+// names the series of values[i]; an empty name skips that event.
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap);
+
 // The metric ids the PMU source feeds.
 std::vector<std::string> pmu_metric_ids();
 
@@ -33,7 +40,8 @@ std::vector<std::string> pmu_metric_ids();
 std::vector<KmodEvent> default_kmod_events(const PmuCatalog &pmus, const CpuIdentity &cpu, bool *software_only);
 
 // The one-line reason used when the core PMU is missing, e.g.
-// "no hardware PMU: running under a hypervisor (perf cycles: ENOENT)".
-std::string no_pmu_reason(const CpuIdentity &cpu, int err);
+// "no hardware PMU: running under a hypervisor (perf cycles: ENOENT)";
+// via names what failed to open cycles ("perf" or "hwsig.ko").
+std::string no_pmu_reason(const CpuIdentity &cpu, int err, std::string_view via = "perf");
 
 } // namespace hwsig
