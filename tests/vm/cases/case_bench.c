@@ -59,6 +59,10 @@ int case_bench(int argc, char **argv)
 		       (unsigned long long)(iv / 1000000), (unsigned long long)st.records_written,
 		       (unsigned long long)st.cost_avg_ns, (unsigned long long)st.cost_max_ns,
 		       (unsigned long long)ticks, (unsigned long long)avg, (unsigned long long)max);
+		if (st.have_latency)
+			printf("vmbench: interval %llu ms: kmod latency timer fire -> record published: avg %llu ns max %llu ns\n",
+			       (unsigned long long)(iv / 1000000), (unsigned long long)st.latency_avg_ns,
+			       (unsigned long long)st.latency_max_ns);
 		printf("vmbench: interval %llu ms: kmod sample cost: %llu ns/cpu/tick; empty hrtimer: %llu ns; ratio %.2f\n",
 		       (unsigned long long)(iv / 1000000), (unsigned long long)st.cost_avg_ns,
 		       (unsigned long long)avg, (double)st.cost_avg_ns / (double)avg);

@@ -92,7 +92,9 @@ int case_software(int argc, char **argv)
 		 * wall clock too (loosely: see below). */
 		uint64_t span = rec[n - 1].time_ns - rec[0].time_ns;
 		double expected = (double)span / INTERVAL_NS + 1;
-		CHECK(n >= expected * 0.9 && n <= expected * 1.1 + 1, "cpu %u: %d records over %llu ms at 10 ms",
+		/* Never more records than ticks; fewer when a TCG guest on a busy
+		 * host misses ticks (the timer skips overruns). */
+		CHECK(n >= expected * 0.7 && n <= expected * 1.02 + 1, "cpu %u: %d records over %llu ms at 10 ms",
 		      cpu, n, (unsigned long long)(span / 1000000));
 		double wall = (double)(t_end - t_start) / INTERVAL_NS;
 		/* A loaded host delays a TCG guest's timers, never advances them. */
@@ -102,8 +104,17 @@ int case_software(int argc, char **argv)
 			gaps[i - 1] = rec[i].time_ns - rec[i - 1].time_ns;
 		qsort(gaps, (size_t)n - 1, sizeof(uint64_t), cmp_u64);
 		uint64_t median = gaps[(n - 1) / 2];
+		int hist[5] = { 0 };	/* gaps in intervals: <0.9, <1.1, <1.5, <2.5, more */
+		for (int i = 0; i < n - 1; i++) {
+			double g = (double)gaps[i] / INTERVAL_NS;
+			hist[g < 0.9 ? 0 : g < 1.1 ? 1 : g < 1.5 ? 2 : g < 2.5 ? 3 : 4]++;
+		}
+		vm_note("cpu %u gaps in intervals: <0.9: %d, 0.9-1.1: %d, 1.1-1.5: %d, 1.5-2.5: %d, more: %d",
+			cpu, hist[0], hist[1], hist[2], hist[3], hist[4]);
 		free(gaps);
-		CHECK(median > INTERVAL_NS * 9 / 10 && median < INTERVAL_NS * 11 / 10,
+		/* time_ns is when the sampling work ran, a scheduling latency
+		 * after the tick: gaps scatter around the interval. */
+		CHECK(median > INTERVAL_NS * 9 / 10 && median < INTERVAL_NS * 13 / 10,
 		      "cpu %u: median gap between records %llu ns, interval %llu", cpu,
 		      (unsigned long long)median, INTERVAL_NS);
 		/* cpu-clock counts the time the CPU's counter was enabled: the

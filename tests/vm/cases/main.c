@@ -31,14 +31,21 @@ int main(int argc, char **argv)
 				puts(cases[i].name);
 		return 0;
 	}
-	/* For shell cases: the module's ABI version as GET_INFO reports it. */
-	if (argc == 2 && !strcmp(argv[1], "--abi")) {
+	/* For shell cases: one GET_INFO field (abi, running, interval). */
+	if (argc == 3 && !strcmp(argv[1], "--state")) {
 		static struct genl_reply r;
 		struct genl_sock s;
 		struct hw_info in;
 		if (hw_open(&s) || hw_get_info(&s, &in, &r))
 			return 1;
-		printf("%u\n", in.abi_version);
+		if (!strcmp(argv[2], "abi"))
+			printf("%u\n", in.abi_version);
+		else if (!strcmp(argv[2], "running"))
+			printf("%u\n", in.running);
+		else if (!strcmp(argv[2], "interval"))
+			printf("%llu\n", (unsigned long long)in.sample_interval_ns);
+		else
+			return 2;
 		return 0;
 	}
 	if (argc < 2) {

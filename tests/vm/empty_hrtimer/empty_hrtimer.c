@@ -35,9 +35,9 @@ static enum hrtimer_restart empty_tick(struct hrtimer *timer)
 	struct empty_cpu *c = container_of(timer, struct empty_cpu, timer);
 	u64 start, took;
 
-	/* hwsig's tick times its work (read counters, publish a record)
-	 * between two ktime_get_ns() calls and forwards the timer outside
-	 * them: here the same two calls frame no work at all. */
+	/* hwsig times its per-tick work (read the counters, publish a
+	 * record) between two ktime_get_ns() calls, outside of which the
+	 * timer is forwarded: here the same two calls frame no work. */
 	start = ktime_get_ns();
 	took = ktime_get_ns() - start;
 	/* Only this CPU's callback writes its counters; stats reads race

@@ -72,6 +72,11 @@ int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *
 		st->cost_avg_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_COST_AVG_NS]);
 		st->cost_max_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_COST_MAX_NS]);
 	}
+	if (a[HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS] && a[HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS]) {
+		st->have_latency = 1;
+		st->latency_avg_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS]);
+		st->latency_max_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS]);
+	}
 	if (a[HWSIG_ATTR_RECORDS_WRITTEN]) {
 		st->have_written = 1;
 		st->records_written = nla_u64v(a[HWSIG_ATTR_RECORDS_WRITTEN]);
