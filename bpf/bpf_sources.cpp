@@ -2,7 +2,6 @@
 #include "hwsig/bpf_sources.h"
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <set>
 
@@ -81,46 +80,6 @@ std::optional<std::string> block_dev_name(const std::string &root, unsigned majo
 	return std::nullopt;
 }
 
-std::optional<std::uint64_t> block_dev_sectors(const std::string &root, unsigned major, unsigned minor)
-{
-	FileRead r = read_file(dev_dir(root, major, minor) + "/size", 4096);
-	if (!r.data)
-		return std::nullopt;
-	std::uint64_t v = 0;
-	bool digits = false;
-	for (char c : *r.data) {
-		if (c >= '0' && c <= '9') {
-			if (v > (UINT64_MAX - 9) / 10)
-				return std::nullopt;
-			v = v * 10 + static_cast<std::uint64_t>(c - '0');
-			digits = true;
-		} else if (c == '\n' || c == ' ') {
-			break;
-		} else {
-			return std::nullopt;
-		}
-	}
-	if (!digits)
-		return std::nullopt;
-	return v;
-}
-
-Histogram fold_seek_octaves(const Histogram &seek, std::uint64_t device_sectors)
-{
-	Histogram out;
-	out.layout = Histogram::Layout::Linear; // slot indices, not values
-	out.counts.assign(kSeekEntropySlots, 0);
-	// The octave holding the longest possible seek (just under the size).
-	long top = device_sectors > 1 ? static_cast<long>(std::bit_width(device_sectors - 1)) - 1 : 0;
-	long k = static_cast<long>(kSeekEntropySlots);
-	for (std::size_t i = 0; i < seek.counts.size(); ++i) {
-		long from_top = top - static_cast<long>(i); // 0: the top octave
-		long slot = k - 1 - std::max(0L, from_top);
-		out.counts[static_cast<std::size_t>(std::max(0L, slot))] += seek.counts[i];
-	}
-	return out;
-}
-
 std::string bpf_unavailable_reason(const std::exception &e)
 {
 	return e.what();
@@ -130,9 +89,9 @@ namespace {
 
 const std::vector<std::string> kSchedIds = {"sched.runq_wait_p50_us", "sched.runq_wait_p99_us",
 					    "sched.involuntary_ctxsw_ps"};
-const std::vector<std::string> kBlockIds = {"io.iops_read",      "io.iops_write",     "io.latency_p50_us",
-					    "io.latency_p99_us", "io.queue_p50_us",   "io.queue_p99_us",
-					    "io.pattern_entropy"};
+const std::vector<std::string> kBlockIds = {
+	"io.iops_read",      "io.iops_write",   "io.read_bps",     "io.write_bps",      "io.latency_p50_us",
+	"io.latency_p99_us", "io.queue_p50_us", "io.queue_p99_us", "io.pattern_entropy"};
 
 constexpr const char *kSource = "bpf";
 
@@ -252,14 +211,15 @@ public:
 									std::to_string(minor));
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
+				snap.add_counter(series::kIoReadBytes, scope, static_cast<double>(c.read_bytes),
+						 kSource);
+				snap.add_counter(series::kIoWriteBytes, scope, static_cast<double>(c.write_bytes),
+						 kSource);
 				snap.add_histogram(series::kIoLatencyUs, scope, c.latency_us, kSource);
 				snap.add_histogram(series::kIoQueueUs, scope, c.queue_us, kSource);
-				if (auto sectors = block_dev_sectors(ctx.root, major, minor); sectors && *sectors)
-					snap.add_histogram(series::kIoSeekSlots, scope,
-							   fold_seek_octaves(c.seek_sectors, *sectors), kSource);
-				else
-					snap.add_unavailable("io.pattern_entropy", scope,
-							     "device size unknown (no sys/dev/block/M:m/size)");
+				snap.add_histogram(series::kIoSizeKib, scope, c.size_kib, kSource);
+				// The full log2 map; derive folds it (seek_pattern_entropy).
+				snap.add_histogram(series::kIoSeekSlots, scope, c.seek_sectors, kSource);
 			}
 		} catch (const std::exception &e) {
 			all_unavailable(snap, kBlockIds, e.what());

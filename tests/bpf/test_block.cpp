@@ -84,7 +84,7 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	LoopDevice loop(256ull << 20);
 	SourcePtr source = make_bpf_block_source();
 	SourceContext ctx;
-	Snapshot s0, s1, s2;
+	Snapshot s0, s1, s2, s3;
 	source->collect(ctx, s0);
 	INFO((s0.unavailable().empty() ? std::string() : s0.unavailable()[0].reason));
 	REQUIRE(s0.unavailable().empty());
@@ -96,6 +96,9 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	source->collect(ctx, s1);
 	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kN, 4096, loop.bytes(), 3), 4096);
 	source->collect(ctx, s2);
+	// Random inside a small region (a VM image on a big disk) is random too.
+	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kN, 4096, loop.bytes() / 16, 4), 4096);
+	source->collect(ctx, s3);
 
 	auto hist_delta = [&](const Snapshot &a, const Snapshot &b, const char *name) {
 		const Histogram *ha = a.histogram(name, scope);
@@ -107,12 +110,17 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	};
 	Histogram seq = hist_delta(s0, s1, series::kIoSeekSlots);
 	Histogram rnd = hist_delta(s1, s2, series::kIoSeekSlots);
-	auto seq_entropy = normalized_entropy(seq), rnd_entropy = normalized_entropy(rnd);
+	CHECK(seq.layout == Histogram::Layout::Log2);
+	auto seq_entropy = seek_pattern_entropy(seq), rnd_entropy = seek_pattern_entropy(rnd);
 	REQUIRE(seq_entropy);
 	REQUIRE(rnd_entropy);
 	INFO("sequential entropy " << *seq_entropy << ", random " << *rnd_entropy);
 	CHECK(*seq_entropy < 0.2);
 	CHECK(*rnd_entropy > 0.8);
+	auto region_entropy = seek_pattern_entropy(hist_delta(s2, s3, series::kIoSeekSlots));
+	REQUIRE(region_entropy);
+	INFO("random within 1/16 of the device: " << *region_entropy);
+	CHECK(*region_entropy > 0.8);
 	// The reads are counted as such, per device.
 	const CounterPoint *r1 = s1.counter(series::kIoReads, scope);
 	const CounterPoint *r2 = s2.counter(series::kIoReads, scope);
@@ -125,4 +133,14 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	REQUIRE(p50);
 	CHECK(*p50 > 0.0);
 	CHECK(*p50 < 1e6); // a loop read over the page cache: well under a second
+	// Sequential 4 KiB reads: every gap but the first is 0 (slot 0).
+	CHECK(seq.counts.at(0) >= kN - 1);
+	// Bytes and sizes per device.
+	const CounterPoint *b1 = s1.counter(series::kIoReadBytes, scope);
+	const CounterPoint *b2 = s2.counter(series::kIoReadBytes, scope);
+	REQUIRE(b1);
+	REQUIRE(b2);
+	CHECK(within(static_cast<std::uint64_t>(b2->value - b1->value), kN * 4096, 0.01));
+	Histogram sizes = hist_delta(s1, s2, series::kIoSizeKib);
+	CHECK(within(sizes.counts.at(2), kN, 0.01)); // 4 KiB: log2 KiB slot 2
 }

@@ -19,7 +19,8 @@ namespace hwsig {
 // collect(); without root or BPF it reports its metrics unavailable.
 SourcePtr make_bpf_sched_source();
 SourcePtr make_bpf_sched_source(std::vector<int> pids);
-// Series bpf.io_* at dev:NAME.
+// Series bpf.io_* at dev:NAME (the seek histogram in full log2 sector
+// slots; io.pattern_entropy folds it in derive).
 SourcePtr make_bpf_block_source();
 
 // Which program set to load: tp_btf (BTF-typed, task storage) when the
@@ -88,17 +89,6 @@ private:
 
 // "vda" from <root>/sys/dev/block/M:m/uevent DEVNAME; nullopt if unknown.
 std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor);
-// Size in 512-byte sectors from <root>/sys/dev/block/M:m/size.
-std::optional<std::uint64_t> block_dev_sectors(const std::string &root, unsigned major, unsigned minor);
-
-// The seek histogram as io.pattern_entropy reads it: the octaves of seek
-// distance just below the device size, one slot each, and one slot for every
-// nearer seek (sequential included). Uniform random access over the device
-// then spreads over all slots and sequential access sits in one. See
-// Documentation/bpf.rst for the arithmetic behind the number of slots.
-inline constexpr std::size_t kSeekEntropySlots = 6;
-Histogram fold_seek_octaves(const Histogram &seek_sectors, std::uint64_t device_sectors);
-
 // One line for unavailable notes: why BPF could not be used.
 std::string bpf_unavailable_reason(const std::exception &e);
 
