@@ -233,9 +233,13 @@ bool RingReader::copy_record(const hwsig_record *rec, std::uint64_t idx, hwsig_r
 	const std::uint64_t seq_end = load_acquire(&words[kWordsPerRecord - 1]);
 	if (seq_end != want)
 		return false;
-	std::uint64_t copy[kWordsPerRecord];
-	for (std::size_t i = 1; i + 1 < kWordsPerRecord; i++)
-		copy[i] = load_relaxed(&words[i]);
+	// Straight into the caller's record: one copy, word by word (8-byte
+	// memcpys compile to plain stores and keep the aliasing rules).
+	auto *dst = reinterpret_cast<unsigned char *>(&out);
+	for (std::size_t i = 1; i + 1 < kWordsPerRecord; i++) {
+		const std::uint64_t v = load_relaxed(&words[i]);
+		std::memcpy(dst + i * sizeof(v), &v, sizeof(v));
+	}
 	// (D): pairs with the producer's smp_wmb (A) after seq: if any word
 	// copied above came from an overwriting record, seq shows that record's
 	// number below.
@@ -243,9 +247,8 @@ bool RingReader::copy_record(const hwsig_record *rec, std::uint64_t idx, hwsig_r
 	const std::uint64_t seq = load_relaxed(&words[0]);
 	if (seq != want)
 		return false;
-	copy[0] = seq;
-	copy[kWordsPerRecord - 1] = seq_end;
-	std::memcpy(&out, copy, sizeof(out));
+	out.seq = seq;
+	out.seq_end = seq_end;
 	return true;
 }
 
@@ -272,12 +275,13 @@ RingReader::ReadStats RingReader::read_cpu(unsigned cpu, std::vector<hwsig_recor
 		st.lost += head - size - tail;
 		tail = head - size;
 	}
-	hwsig_record rec;
 	for (std::uint64_t idx = tail; idx < head; idx++) {
-		if (copy_record(record(cpu, idx), idx, rec)) {
-			out.push_back(rec);
+		// Copied in place; a record that fails the check is taken back.
+		out.emplace_back();
+		if (copy_record(record(cpu, idx), idx, out.back())) {
 			st.accepted++;
 		} else {
+			out.pop_back();
 			st.lost++;
 		}
 	}
