@@ -350,3 +350,54 @@ TEST_CASE("a malformed PMU directory is reported, not fatal", "[pmu]")
 	CHECK(pmus.problems().size() == 3);
 	REQUIRE(system(("rm -rf " + root).c_str()) == 0);
 }
+
+namespace {
+
+// A scratch copy of a fixture that a test may change.
+struct ScratchTree {
+	std::string root;
+	explicit ScratchTree(const char *host)
+	{
+		char tmpl[] = "/tmp/hwsig-pmu-XXXXXX";
+		REQUIRE(mkdtemp(tmpl));
+		root = tmpl;
+		REQUIRE(system(("cp -r " + fixture(host) + "/. " + root).c_str()) == 0);
+	}
+	~ScratchTree() { (void)system(("rm -rf " + root).c_str()); }
+	void run(const std::string &cmd) { REQUIRE(system(("cd " + root + " && " + cmd).c_str()) == 0); }
+};
+
+} // namespace
+
+TEST_CASE("Zen 4 without amd_umc (kernel older than 6.8) says what is missing", "[pmu][uncore]")
+{
+	ScratchTree t("zen4");
+	t.run("rm -rf sys/bus/event_source/devices/amd_umc_*");
+	PmuCatalog pmus(t.root);
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
+	CHECK(plan.events.empty());
+	CHECK(plan.unavailable_reason == "AMD Zen 4: DRAM traffic needs the amd_umc PMU (Linux 6.8 or later)");
+}
+
+TEST_CASE("an uncore PMU whose CPU has no topology is skipped with a note, others still count", "[pmu][uncore]")
+{
+	ScratchTree t("skylake-sp");
+	t.run("rm -rf sys/devices/system/cpu/cpu2");
+	PmuCatalog pmus(t.root);
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
+	CHECK(plan.kind == "uncore_imc");
+	auto s = summarize(plan);
+	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 6}});
+	CHECK_FALSE(plan.notes.empty());
+}
+
+TEST_CASE("a single unnumbered free-running IMC box is used too", "[pmu][uncore]")
+{
+	ScratchTree t("icelake-sp");
+	t.run("cd sys/bus/event_source/devices && rm -rf uncore_imc_free_running_1 uncore_imc_free_running_2 "
+	      "uncore_imc_free_running_3 && mv uncore_imc_free_running_0 uncore_imc_free_running");
+	PmuCatalog pmus(t.root);
+	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
+	CHECK(plan.kind == "uncore_imc_free_running");
+	CHECK(summarize(plan).pmus == std::set<std::string>{"uncore_imc_free_running"});
+}

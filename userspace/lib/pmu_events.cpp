@@ -588,8 +588,11 @@ bool plan_intel(const PmuCatalog &pmus, std::string_view prefix, const char *rea
 		const char *write_alias, UncoreDramPlan &plan)
 {
 	bool any = false;
+	// "uncore_imc_free_running_0".. per controller; a part with a single box
+	// (Snow Ridge) names it without the number.
+	const std::string_view single = prefix.substr(0, prefix.size() - 1);
 	for (const PmuDevice &d : pmus.devices()) {
-		if (!numbered(d.name, prefix))
+		if (!numbered(d.name, prefix) && d.name != single)
 			continue;
 		auto r = d.events.find(read_alias);
 		auto w = d.events.find(write_alias);
