@@ -1,0 +1,133 @@
+// hwsigctl hist: runqlat/biolatency layout, per-disk sizes against known I/O.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <chrono>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "workloads.h"
+
+#ifdef HWSIGCTL_PATH
+
+namespace {
+
+void require_root()
+{
+	if (geteuid() != 0)
+		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
+}
+
+struct Run {
+	int status = -1;
+	std::string out;
+};
+
+Run run(const std::string &args)
+{
+	Run r;
+	std::string cmd = std::string(HWSIGCTL_PATH) + " " + args + " 2>&1";
+	FILE *p = popen(cmd.c_str(), "r");
+	REQUIRE(p);
+	char buf[4096];
+	std::size_t n;
+	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+		r.out.append(buf, n);
+	r.status = pclose(p);
+	return r;
+}
+
+// Slot label "low -> high" -> count, from every histogram line printed.
+std::map<std::string, std::uint64_t> slot_counts(const std::string &out, int *bad_lines)
+{
+	static const std::regex line(R"(^ *(\d+) -> (\d+) *: (\d+) *\|([* ]{40})\+?\|$)");
+	std::map<std::string, std::uint64_t> counts;
+	std::istringstream in(out);
+	std::string l;
+	*bad_lines = 0;
+	while (std::getline(in, l)) {
+		std::smatch m;
+		if (std::regex_match(l, m, line))
+			counts[m[1].str() + "->" + m[2].str()] += std::stoull(m[3].str());
+		else if (l.find(" -> ") != std::string::npos)
+			++*bad_lines;
+	}
+	return counts;
+}
+
+} // namespace
+
+TEST_CASE("hwsigctl hist: --help has examples, bad arguments exit 2", "[cli]")
+{
+	Run help = run("hist --help");
+	CHECK(WEXITSTATUS(help.status) == 0);
+	CHECK(help.out.find("examples:") != std::string::npos);
+	CHECK(help.out.find("hwsigctl hist runq") != std::string::npos);
+	CHECK(WEXITSTATUS(run("hist").status) == 2);
+	CHECK(WEXITSTATUS(run("hist cpu").status) == 2);
+	CHECK(WEXITSTATUS(run("hist runq 0").status) == 2);
+	CHECK(WEXITSTATUS(run("hist runq 1 x").status) == 2);
+	CHECK(WEXITSTATUS(run("hist bio -P").status) == 2);
+}
+
+TEST_CASE("hwsigctl hist runq: runqlat's layout, the process's switches counted", "[cli][sched]")
+{
+	require_root();
+	constexpr unsigned kRounds = 5000;
+	hwsig_test::Child child = hwsig_test::Child::ping_pong(hwsig_test::pick_cpu(), kRounds);
+	std::string pid = std::to_string(child.pid());
+	Run r;
+	std::thread cli([&] { r = run("hist runq -p " + pid + " 3 1"); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500)); // let it attach
+	child.go();
+	child.wait_report();
+	cli.join();
+	INFO(r.out);
+	CHECK(WEXITSTATUS(r.status) == 0);
+	CHECK(r.out.find("Tracing run queue latency... Hit Ctrl-C to end.") != std::string::npos);
+	CHECK(r.out.find("pid = " + pid + " ") != std::string::npos);
+	CHECK(r.out.find("     usecs               : count    distribution") != std::string::npos);
+	int bad = 0;
+	auto counts = slot_counts(r.out, &bad);
+	CHECK(bad == 0);
+	std::uint64_t total = 0;
+	for (const auto &[slot, n] : counts)
+		total += n;
+	CHECK(total >= 2u * kRounds * 95 / 100);
+	CHECK(counts.count("0->1")); // the first slot is labelled as libbpf-tools does
+}
+
+TEST_CASE("hwsigctl hist bio -D --size: the loop device's requests in the 4 KiB slot", "[cli][block]")
+{
+	require_root();
+	hwsig_test::LoopDevice loop(64ull << 20);
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	constexpr std::size_t kReads = 1000;
+	Run r;
+	std::thread cli([&] { r = run("hist bio -D --size 3 1"); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 5), 4096);
+	cli.join();
+	INFO(r.out);
+	CHECK(WEXITSTATUS(r.status) == 0);
+	std::string marker = "\ndisk = " + loop.name() + "\n";
+	auto at = r.out.find(marker);
+	REQUIRE(at != std::string::npos);
+	std::string section = r.out.substr(at + marker.size());
+	section = section.substr(0, section.find("\ndisk = "));
+	CHECK(section.find("     kbytes              : count    distribution") != std::string::npos);
+	int bad = 0;
+	auto counts = slot_counts(section, &bad);
+	CHECK(bad == 0);
+	// 4 KiB requests: libbpf-tools' slot "4 -> 7".
+	CHECK(counts["4->7"] >= kReads);
+	CHECK(counts["4->7"] <= kReads + kReads / 100);
+}
+
+#endif
