@@ -1,7 +1,8 @@
 /* The VM bench: hwsig's sampling cost per CPU per tick (GET_STATUS) with
  * the three software events, next to an empty pinned hard hrtimer timed
  * the same way (tests/vm/empty_hrtimer), at 1 ms and 10 ms. Not a test:
- * prints "vmbench:" lines; fails only if it cannot measure. */
+ * prints "vmbench:" lines; fails only if it cannot measure (or measures
+ * something impossible, like a maximum below the average). */
 #include "cases.h"
 #include "common.h"
 
@@ -59,6 +60,13 @@ int case_bench(int argc, char **argv)
 		       (unsigned long long)(iv / 1000000), (unsigned long long)st.records_written,
 		       (unsigned long long)st.cost_avg_ns, (unsigned long long)st.cost_max_ns,
 		       (unsigned long long)ticks, (unsigned long long)avg, (unsigned long long)max);
+		/* A statistic that cannot be true is a measurement failure. */
+		CHECK(st.cost_avg_ns <= st.cost_max_ns && st.cost_max_ns < 1000000000ull,
+		      "interval %llu ms: kmod sample cost avg %llu max %llu ns", (unsigned long long)(iv / 1000000),
+		      (unsigned long long)st.cost_avg_ns, (unsigned long long)st.cost_max_ns);
+		CHECK(!st.have_latency || (st.latency_avg_ns <= st.latency_max_ns && st.latency_max_ns < 1000000000ull),
+		      "interval %llu ms: kmod latency avg %llu max %llu ns", (unsigned long long)(iv / 1000000),
+		      (unsigned long long)st.latency_avg_ns, (unsigned long long)st.latency_max_ns);
 		if (st.have_latency)
 			printf("vmbench: interval %llu ms: kmod latency timer fire -> record published: avg %llu ns max %llu ns\n",
 			       (unsigned long long)(iv / 1000000), (unsigned long long)st.latency_avg_ns,

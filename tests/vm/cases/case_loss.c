@@ -76,6 +76,15 @@ int case_loss(int argc, char **argv)
 	CHECK(st.have_overwritten && st.records_overwritten == over,
 	      "GET_STATUS records_overwritten %llu, heads say %llu",
 	      (unsigned long long)st.records_overwritten, (unsigned long long)over);
+	/* At 1 ms, ticks often land while the previous sample is written:
+	 * the latency statistic must still be sane. */
+	if (st.have_latency)
+		CHECK(st.latency_avg_ns <= st.latency_max_ns && st.latency_max_ns < 1000000000ull,
+		      "sample latency avg %llu ns max %llu ns", (unsigned long long)st.latency_avg_ns,
+		      (unsigned long long)st.latency_max_ns);
+	CHECK(st.have_cost && st.cost_avg_ns <= st.cost_max_ns && st.cost_max_ns < 1000000000ull,
+	      "sample cost avg %llu ns max %llu ns", (unsigned long long)st.cost_avg_ns,
+	      (unsigned long long)st.cost_max_ns);
 	hw_map_close(&m);
 	genl_close(&s);
 	return 0;

@@ -147,6 +147,28 @@ int case_software(int argc, char **argv)
 		CHECK(sw < 2ull * ROUND_TRIPS + (t1 - t0) / 100000 + 2000, "cpu 1: %llu context switches is implausible",
 		      (unsigned long long)sw);
 	}
+	/* Stopped, the module's own accounting agrees with the rings, and its
+	 * cost and latency statistics are sane. */
+	static struct hw_status st;
+	static struct genl_reply r;
+	CHECK_OK(hw_stop(&s, &r), "STOP");
+	CHECK_OK(hw_get_status(&s, &st, &r), "GET_STATUS");
+	uint64_t heads = 0;
+	for (unsigned cpu = 0; cpu < ncpu; cpu++)
+		heads += hw_head(&m, cpu);
+	CHECK(st.have_written && st.records_written == heads, "GET_STATUS records_written %llu, rings hold %llu",
+	      (unsigned long long)st.records_written, (unsigned long long)heads);
+	CHECK(st.have_cost, "GET_STATUS has no sample cost");
+	vm_note("sample cost avg %llu ns max %llu ns; latency avg %llu ns max %llu ns",
+		(unsigned long long)st.cost_avg_ns, (unsigned long long)st.cost_max_ns,
+		(unsigned long long)st.latency_avg_ns, (unsigned long long)st.latency_max_ns);
+	CHECK(st.cost_avg_ns > 0 && st.cost_avg_ns <= st.cost_max_ns && st.cost_max_ns < 1000000000ull,
+	      "sample cost avg %llu ns max %llu ns", (unsigned long long)st.cost_avg_ns,
+	      (unsigned long long)st.cost_max_ns);
+	if (st.have_latency)
+		CHECK(st.latency_avg_ns <= st.latency_max_ns && st.latency_max_ns < 1000000000ull,
+		      "sample latency avg %llu ns max %llu ns", (unsigned long long)st.latency_avg_ns,
+		      (unsigned long long)st.latency_max_ns);
 	hw_map_close(&m);
 	genl_close(&s);
 	return 0;
