@@ -238,7 +238,7 @@ std::vector<std::string> split_list(const std::string &s)
 }
 
 int do_start(const std::string &root, double interval, std::optional<std::uint32_t> ring_records,
-	     const std::string &event_list)
+	     const std::string &event_list, bool dry_run)
 {
 	hwsig::PmuCatalog pmus(root);
 	const auto cpu = hwsig::read_cpu_identity(root);
@@ -256,12 +256,33 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 			for (const auto &name : split_list(event_list)) {
 				if (name.empty())
 					return hwsigctl::usage_error("kmod", "--events has an empty entry");
-				cfg.events.push_back(resolve_event(pmus, plan, name));
+				hwsig::KmodEvent e = resolve_event(pmus, plan, name);
+				// An uncore PMU counts per socket/die on the CPUs of its
+				// cpumask: one event per such CPU, named "<event>@<cpu>".
+				const auto slash = name.find('/');
+				const hwsig::PmuDevice *pmu =
+					slash == std::string::npos ? nullptr : pmus.find(std::string_view(name).substr(0, slash));
+				if (!pmu || pmu->cpumask.empty()) {
+					cfg.events.push_back(std::move(e));
+					continue;
+				}
+				for (unsigned c : pmu->cpumask) {
+					hwsig::KmodEvent per_cpu = e;
+					per_cpu.name = name + "@" + std::to_string(c);
+					per_cpu.cpu = static_cast<std::int32_t>(c);
+					cfg.events.push_back(std::move(per_cpu));
+				}
 			}
 		}
 	} catch (const hwsig::Error &e) {
 		std::fprintf(stderr, "hwsigctl kmod start: %s\n", e.what());
 		return 2;
+	}
+	if (dry_run) {
+		std::printf("would configure: %zu events every %s\n", cfg.events.size(),
+			    seconds(cfg.sample_interval_ns).c_str());
+		print_events(cfg.events);
+		return 0;
 	}
 	try {
 		hwsig::KmodClient client;
@@ -344,7 +365,7 @@ int cmd_kmod(const std::vector<std::string> &args)
 	double interval = HWSIG_DEFAULT_INTERVAL_NS / 1e9;
 	std::uint32_t ring_records = 0;
 	std::string events, root = "/";
-	bool per_cpu = false;
+	bool per_cpu = false, dry_run = false;
 	unsigned last = 5;
 	po::options_description visible(std::string(kUsage) + "\noptions");
 	visible.add_options()
@@ -353,8 +374,10 @@ int cmd_kmod(const std::vector<std::string> &args)
 		("ring-records,r", po::value<std::uint32_t>(&ring_records),
 		 "start: records per CPU ring (power of two, 8 .. 65536, default 1024)")
 		("events,e", po::value<std::string>(&events),
-		 "start: comma-separated events (perf names, pmu/alias/, pmu/event=..,umask=../); "
+		 "start: comma-separated events (perf names, pmu/alias/, pmu/event=..,umask=../; an uncore "
+		 "PMU's event becomes one event per CPU of its cpumask); "
 		 "default: the cpu.* set, or software events where there is no core PMU")
+		("dry-run", po::bool_switch(&dry_run), "start: print the configuration, send nothing")
 		("per-cpu,A", po::bool_switch(&per_cpu), "status: one line per event and CPU")
 		("last,n", po::value<unsigned>(&last), "records: newest records shown per CPU (default 5)");
 	po::options_description hidden;
@@ -376,7 +399,7 @@ int cmd_kmod(const std::vector<std::string> &args)
 		return vars.count(opt) && sub != which;
 	};
 	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
-	    (per_cpu && sub != "status") || only_for("last", "records"))
+	    (per_cpu && sub != "status") || (dry_run && sub != "start") || only_for("last", "records"))
 		return usage_error("kmod", "option not valid for 'kmod " + sub + "'");
 
 	if (sub == "info")
@@ -400,7 +423,7 @@ int cmd_kmod(const std::vector<std::string> &args)
 								   std::to_string(HWSIG_MAX_RING_RECORDS));
 			rr = ring_records;
 		}
-		return do_start(root, interval, rr, events);
+		return do_start(root, interval, rr, events, dry_run);
 	}
 	return usage_error("kmod", "unknown subcommand '" + sub + "' (info, status, start, stop, records)");
 }
