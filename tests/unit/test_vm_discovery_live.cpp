@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -156,4 +157,67 @@ TEST_CASE("discover_vms finds a live fake guest and drops it once it is a zombie
 	CHECK(WEXITSTATUS(status) == 0);
 	CHECK(find_pid(discover_vms("/"), child) == nullptr);
 	::close(ready[0]);
+}
+
+TEST_CASE("discover_vms survives guests exiting during the scan", "[vm][live]")
+{
+	// Short-lived fake guests (comm qemu-system-x86, two named vCPU
+	// threads) exit and are replaced while discovery runs: every step of
+	// the scan meets processes and threads that vanish under it.
+	constexpr int kGuests = 8;
+	std::set<int> children;
+	auto spawn = [&]() {
+		pid_t pid = ::fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			::prctl(PR_SET_NAME, "qemu-system-x86");
+			auto vcpu = [](const char *comm) {
+				::pthread_setname_np(::pthread_self(), comm);
+				::usleep(1000 + static_cast<useconds_t>(::getpid() % 7) * 1000);
+			};
+			std::thread a(vcpu, "CPU 0/KVM"), b(vcpu, "CPU 1/KVM");
+			a.join();
+			b.join();
+			::_exit(0);
+		}
+		children.insert(pid);
+	};
+	for (int i = 0; i < kGuests; i++)
+		spawn();
+
+	// About a second of scanning (forking under ASan on 2 busy cores is
+	// slow: a round takes tens of milliseconds), at least 3 rounds.
+	unsigned seen = 0;
+	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+	for (int round = 0; round < 3 || std::chrono::steady_clock::now() < end; round++) {
+		std::vector<Vm> vms;
+		REQUIRE_NOTHROW(vms = discover_vms("/"));
+		for (const auto &vm : vms) {
+			if (!children.count(vm.pid))
+				continue;
+			seen++;
+			CHECK(vm.name == "pid-" + std::to_string(vm.pid));
+			CHECK(vm.vcpu_tids.size() <= 2);
+			CHECK(vm.vhost_tids.empty());
+			CHECK(vm.taps.empty());
+		}
+		// Reap what has exited, then replace it: a bounded number per
+		// round, since replacements may exit as fast as they are forked.
+		std::vector<int> exited;
+		for (int pid : children) {
+			int status;
+			if (::waitpid(pid, &status, WNOHANG) == pid)
+				exited.push_back(pid);
+		}
+		for (int pid : exited) {
+			children.erase(pid);
+			spawn();
+		}
+	}
+	for (int pid : children) {
+		int status;
+		CHECK(::waitpid(pid, &status, 0) == pid);
+	}
+	// the scan saw the guests, not just an empty /proc
+	CHECK(seen > 0);
 }
