@@ -12,8 +12,8 @@ static std::uint64_t now_ns(clockid_t clock)
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-Sampler::Sampler(std::vector<SourcePtr> sources, std::string root)
-	: sources_(std::move(sources)), root_(std::move(root))
+Sampler::Sampler(std::vector<SourcePtr> sources, std::string root, std::uint64_t rediscover_ns)
+	: sources_(std::move(sources)), root_(std::move(root)), rediscover_ns_(rediscover_ns)
 {
 }
 
@@ -22,11 +22,15 @@ Snapshot Sampler::take()
 	Snapshot snap;
 	snap.mono_ns = now_ns(CLOCK_MONOTONIC);
 	snap.realtime_ns = now_ns(CLOCK_REALTIME);
-	// VMs come and go: rediscover for every snapshot.
-	try {
-		vms_ = discover_vms(root_);
-	} catch (const std::exception &e) {
-		vms_.clear();
+	// VMs come and go, but not every second: rescan /proc periodically.
+	if (!discovered_ || snap.mono_ns - discovered_at_ns_ >= rediscover_ns_) {
+		try {
+			vms_ = discover_vms(root_);
+		} catch (const std::exception &) {
+			vms_.clear();
+		}
+		discovered_ = true;
+		discovered_at_ns_ = snap.mono_ns;
 	}
 	SourceContext ctx;
 	ctx.root = root_;

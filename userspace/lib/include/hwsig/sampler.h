@@ -1,6 +1,7 @@
 // Owns the configured sources; takes snapshots (discovering VMs first).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,10 @@ namespace hwsig {
 
 class Sampler {
 public:
-	Sampler(std::vector<SourcePtr> sources, std::string root = "/");
+	// VMs are rediscovered at most every rediscover_ns (a /proc scan costs
+	// far more than every source together); 0 rediscovers on every take().
+	Sampler(std::vector<SourcePtr> sources, std::string root = "/",
+		std::uint64_t rediscover_ns = 5'000'000'000ull);
 	Snapshot take();
 	const std::vector<Vm> &vms() const { return vms_; }
 	std::vector<std::string> claimed_ids() const;
@@ -19,6 +23,9 @@ private:
 	std::vector<SourcePtr> sources_;
 	std::string root_;
 	std::vector<Vm> vms_;
+	std::uint64_t rediscover_ns_;
+	std::uint64_t discovered_at_ns_ = 0;
+	bool discovered_ = false;
 };
 
 struct SourceOptions {
