@@ -103,8 +103,11 @@ struct hwsig_cpu {
 	u64 running[HWSIG_MAX_EVENTS];
 	u64 fired_ns;			/* when the timer last queued the work */
 	u64 ticks;			/* records written by this configuration */
+	u64 ticks_skipped;		/* ticks that found the work still pending */
+	u64 ticks_overrun;		/* periods the timer fired too late for */
 	struct hwsig_stat cost;		/* counter reads + record write */
 	struct hwsig_stat latency;	/* timer fire -> record written */
+	u64 latency_ticks;		/* records with a latency measured */
 };
 
 struct hwsig_config {

@@ -323,7 +323,8 @@ static int hwsig_fill_status_entry(struct sk_buff *msg, const struct hwsig_cpu *
  */
 static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg)
 {
-	u64 ticks = 0, cost_sum = 0, cost_max = 0, lat_sum = 0, lat_max = 0;
+	u64 ticks = 0, cost_sum = 0, cost_max = 0;
+	u64 lat_ticks = 0, lat_sum = 0, lat_max = 0;
 	u64 written = 0, overwritten = 0;
 	struct nlattr *list;
 	unsigned int cpu;
@@ -336,6 +337,7 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 		ticks += READ_ONCE(pc->ticks);
 		cost_sum += READ_ONCE(pc->cost.sum_ns);
 		cost_max = max(cost_max, READ_ONCE(pc->cost.max_ns));
+		lat_ticks += READ_ONCE(pc->latency_ticks);
 		lat_sum += READ_ONCE(pc->latency.sum_ns);
 		lat_max = max(lat_max, READ_ONCE(pc->latency.max_ns));
 		/* Only a count: no record is read, no ordering needed. */
@@ -352,7 +354,7 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_COST_MAX_NS, cost_max,
 			      HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS,
-			      ticks ? div64_u64(lat_sum, ticks) : 0, HWSIG_ATTR_PAD) ||
+			      lat_ticks ? div64_u64(lat_sum, lat_ticks) : 0, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, lat_max,
 			      HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_WRITTEN, written, HWSIG_ATTR_PAD) ||

@@ -27,7 +27,17 @@ static void hwsig_sample_work(struct work_struct *work)
 	struct hwsig_cpu *pc = container_of(work, struct hwsig_cpu, work);
 	struct hwsig_config *cfg = pc->cfg;
 	u32 flags = 0;
-	u64 start, end;
+	u64 start, end, fired;
+
+	/*
+	 * Taken first and cleared: once this instance runs, PENDING is clear
+	 * and the next tick may queue the next instance and set fired_ns
+	 * again while this one is still running. Only a tick between the
+	 * two can hand this instance a later fire time (latency then reads
+	 * short, never negative); the next instance then finds 0 and
+	 * reports no latency.
+	 */
+	fired = xchg(&pc->fired_ns, 0);
 
 	/* Cleared by every stop, including the hotplug offline callback. */
 	if (!READ_ONCE(pc->sampling))
@@ -44,12 +54,16 @@ static void hwsig_sample_work(struct work_struct *work)
 
 	WRITE_ONCE(pc->ticks, pc->ticks + 1);
 	hwsig_stat_add(&pc->cost, end - start);
-	hwsig_stat_add(&pc->latency, end - READ_ONCE(pc->fired_ns));
+	if (fired && fired <= end) {
+		WRITE_ONCE(pc->latency_ticks, pc->latency_ticks + 1);
+		hwsig_stat_add(&pc->latency, end - fired);
+	}
 }
 
 static enum hrtimer_restart hwsig_tick(struct hrtimer *timer)
 {
 	struct hwsig_cpu *pc = container_of(timer, struct hwsig_cpu, timer);
+	u64 overruns;
 
 	/*
 	 * A pinned timer leaves its CPU only if the CPU dies with the timer
@@ -59,13 +73,18 @@ static enum hrtimer_restart hwsig_tick(struct hrtimer *timer)
 		return HRTIMER_NORESTART;
 
 	/*
-	 * The work runs on this CPU, so not before this handler returns:
-	 * fired_ns is set in time. A work still pending keeps its older
-	 * fire time, so its latency includes the wait.
+	 * The queued instance runs on this CPU, so not before this handler
+	 * returns: fired_ns is set in time. A work still pending keeps its
+	 * older fire time, so its latency includes the wait.
 	 */
 	if (queue_work_on(pc->cpu, hwsig.wq, &pc->work))
 		WRITE_ONCE(pc->fired_ns, ktime_get_ns());
-	hrtimer_forward_now(timer, ns_to_ktime(pc->cfg->interval_ns));
+	else
+		WRITE_ONCE(pc->ticks_skipped, pc->ticks_skipped + 1);
+	/* More than one period forwarded: the timer fired that much late. */
+	overruns = hrtimer_forward_now(timer, ns_to_ktime(pc->cfg->interval_ns));
+	if (overruns > 1)
+		WRITE_ONCE(pc->ticks_overrun, pc->ticks_overrun + overruns - 1);
 	return HRTIMER_RESTART;
 }
 
