@@ -1,6 +1,8 @@
 // /proc/schedstat and per-task schedstat parsers and the run-queue wait source.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "hwsig/series.h"
 #include "test_procfs_tree.h"
 
@@ -192,4 +194,31 @@ TEST_CASE("schedstat source end to end: average wait per timeslice", "[procfs][s
 		CHECK(m->value == Approx(us));
 		CHECK(m->unit == "us");
 	}
+}
+
+TEST_CASE("schedstat source with VMs found by discover_vms (kvm-host tree)", "[procfs][schedstat][derive]")
+{
+	auto src = make_schedstat_source();
+	auto vms = discover_vms(fixture("kvm-host"));
+	auto before = collect(*src, fixture("kvm-host"), &vms, 10'000'000'000ull);
+	// web01 (pid 2101): vCPU threads 2110-2113 only, not QEMU's other threads.
+	CHECK(counter(before, series::kSchedstatRunDelayNs, "vm:web01") == 2e6 + 4e6 + 6e6 + 8e6);
+	CHECK(counter(before, series::kSchedstatTimeslices, "vm:web01") == 4000.0 + 8000 + 12000 + 16000);
+	// db02 runs without debug-threads=on: its vCPU threads have no names.
+	CHECK(note(before, kAvg, "vm:db02") == "no vCPU threads ('CPU n/KVM') found");
+
+	// The "after" tree: a copy where each vCPU waited 400 us more over 200 more timeslices.
+	TempTree after;
+	std::filesystem::copy(fixture("kvm-host"), after.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	for (int j = 1; j <= 4; ++j)
+		after.put("proc/2101/task/" + std::to_string(2109 + j) + "/schedstat",
+			  std::to_string(8000000000ll * j + 1000000) + " " + std::to_string(2000000 * j + 400000) + " " +
+				  std::to_string(4000 * j + 200) + "\n");
+	auto later = collect(*src, after.root(), &vms, 12'000'000'000ull);
+	auto iv = derive(before, later, src->provides());
+	const Metric *web = metric(iv, kAvg, "vm:web01");
+	REQUIRE(web);
+	CHECK(web->value == Approx(4 * 400000.0 / (4 * 200) / 1000));
+	CHECK_FALSE(metric(iv, kAvg, "vm:db02"));
 }
