@@ -180,6 +180,7 @@ hwsig::Skeleton<hwsig_empty_bpf> empty_program(Empty which)
 		bpf_program__set_autoload(s.progs.empty_sched_switch, which != Empty::BlockComplete);
 		bpf_program__set_autoload(s.progs.empty_sched_wakeup, which == Empty::WakeupAndSwitch);
 		bpf_program__set_autoload(s.progs.empty_block_rq_complete, which == Empty::BlockComplete);
+		bpf_program__set_autoload(s.progs.empty_tracepoint_sched_switch, false);
 	});
 }
 

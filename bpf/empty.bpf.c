@@ -20,6 +20,14 @@ int empty_sched_wakeup(void *ctx)
 	return 0;
 }
 
+/* A classic tracepoint program: resolves its event id through tracefs, so
+ * hwsig::Skeleton mounts tracefs before loading it (tested in tests/bpf). */
+SEC("tracepoint/sched/sched_switch")
+int empty_tracepoint_sched_switch(void *ctx)
+{
+	return 0;
+}
+
 SEC("raw_tp/block_rq_complete")
 int empty_block_rq_complete(void *ctx)
 {
