@@ -150,9 +150,24 @@ int case_badconfig(int argc, char **argv)
 	struct hw_info before, after;
 	struct hw_map m;
 
+	/* An unconfigured module stays unconfigured after a bad request. */
+	CHECK_OK(hw_reload(), "loading hwsig.ko");
+	CHECK_OK(hw_open(&s), "resolving the family");
+	CHECK_OK(hw_get_info(&s, &before, &r), "GET_INFO");
+	npot_ring(&msg, s.family);
+	CHECK(genl_transact(&s, &msg, &r) != 0, "a bad CONFIGURE on a fresh module was accepted");
+	CHECK_OK(hw_get_info(&s, &after, &r), "GET_INFO");
+	CHECK(after.config_generation == before.config_generation && after.ring_records == before.ring_records &&
+	      after.mmap_size == before.mmap_size && !after.running,
+	      "a refused CONFIGURE changed a fresh module: generation %llu ring %u mmap %llu",
+	      (unsigned long long)after.config_generation, after.ring_records, (unsigned long long)after.mmap_size);
+	genl_close(&s);
+
+	static struct hw_status st_before, st_after;
 	if (setup_running(&s, GOOD_INTERVAL, GOOD_RING, hw_sw_events, 3))
 		return 1;
 	CHECK_OK(hw_get_info(&s, &before, &r), "GET_INFO");
+	CHECK_OK(hw_get_status(&s, &st_before, &r), "GET_STATUS");
 	CHECK_OK(hw_map_open(&m), "mapping /dev/hwsig");
 	struct hwsig_control_page page_before = *m.ctl;
 	int failed = 0;
@@ -188,6 +203,17 @@ int case_badconfig(int argc, char **argv)
 	      m.ctl->ring_records == page_before.ring_records && m.ctl->running == 1,
 	      "control page changed: nr_events %u generation %llu ring %u running %u", m.ctl->nr_events,
 	      (unsigned long long)m.ctl->config_generation, m.ctl->ring_records, m.ctl->running);
+	CHECK_OK(hw_get_status(&s, &st_after, &r), "GET_STATUS after the bad requests");
+	CHECK(st_after.nr_entries == st_before.nr_entries && st_after.running == 1,
+	      "GET_STATUS changed: %d entries (were %d), running %u", st_after.nr_entries, st_before.nr_entries,
+	      st_after.running);
+	for (int i = 0; i < st_before.nr_entries; i++) {
+		const struct hw_status_entry *a = &st_before.entry[i];
+		const struct hw_status_entry *b = hw_status_find(&st_after, a->event_index, a->cpu);
+		CHECK(b && b->error == a->error && b->value >= a->value,
+		      "GET_STATUS entry event %u cpu %u changed (error %d -> %d)", a->event_index, a->cpu, a->error,
+		      b ? b->error : 9999);
+	}
 	/* Still sampling, with the old events. */
 	uint64_t h0 = hw_head(&m, 0), h1 = hw_head(&m, 1);
 	sleep_ms(200);

@@ -19,6 +19,7 @@ static const struct vm_case cases[] = {
 	{ "load-cycles", case_cycles },
 	{ "cpu-hotplug", case_hotplug },
 	{ "two-readers", case_readers },
+	{ "reconfigure-mapped", case_reconfig },
 	{ "bench", case_bench },
 };
 
