@@ -162,9 +162,10 @@ TEST_CASE("discover_vms finds a live fake guest and drops it once it is a zombie
 TEST_CASE("discover_vms survives guests exiting during the scan", "[vm][live]")
 {
 	// Short-lived fake guests (comm qemu-system-x86, two named vCPU
-	// threads) exit and are replaced while discovery runs: every step of
-	// the scan meets processes and threads that vanish under it.
-	constexpr int kGuests = 8;
+	// threads living 1..7 ms) exit and are replaced while discovery runs:
+	// the scan meets processes and threads that vanish under it. One
+	// steady fake guest lives throughout and must be found every time.
+	constexpr int kChurners = 8;
 	std::set<int> children;
 	auto spawn = [&]() {
 		pid_t pid = ::fork();
@@ -182,20 +183,36 @@ TEST_CASE("discover_vms survives guests exiting during the scan", "[vm][live]")
 		}
 		children.insert(pid);
 	};
-	for (int i = 0; i < kGuests; i++)
+
+	int hold[2];
+	REQUIRE(::pipe(hold) == 0);
+	pid_t steady = ::fork();
+	REQUIRE(steady >= 0);
+	if (steady == 0) {
+		::close(hold[1]);
+		::prctl(PR_SET_NAME, "qemu-system-x86");
+		char c;
+		while (::read(hold[0], &c, 1) > 0) {
+		}
+		::_exit(0);
+	}
+	::close(hold[0]);
+	for (int i = 0; i < kChurners; i++)
 		spawn();
 
 	// About a second of scanning (forking under ASan on 2 busy cores is
 	// slow: a round takes tens of milliseconds), at least 3 rounds.
-	unsigned seen = 0;
 	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
 	for (int round = 0; round < 3 || std::chrono::steady_clock::now() < end; round++) {
 		std::vector<Vm> vms;
 		REQUIRE_NOTHROW(vms = discover_vms("/"));
+		const Vm *s = find_pid(vms, steady);
+		CHECK(s != nullptr);
+		if (s)
+			CHECK(s->name == "pid-" + std::to_string(steady));
 		for (const auto &vm : vms) {
 			if (!children.count(vm.pid))
 				continue;
-			seen++;
 			CHECK(vm.name == "pid-" + std::to_string(vm.pid));
 			CHECK(vm.vcpu_tids.size() <= 2);
 			CHECK(vm.vhost_tids.empty());
@@ -218,6 +235,7 @@ TEST_CASE("discover_vms survives guests exiting during the scan", "[vm][live]")
 		int status;
 		CHECK(::waitpid(pid, &status, 0) == pid);
 	}
-	// the scan saw the guests, not just an empty /proc
-	CHECK(seen > 0);
+	::close(hold[1]);
+	int status;
+	CHECK(::waitpid(steady, &status, 0) == steady);
 }
