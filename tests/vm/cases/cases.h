@@ -17,6 +17,7 @@ int case_cycles(int argc, char **argv);
 int case_hotplug(int argc, char **argv);
 int case_readers(int argc, char **argv);
 int case_reconfig(int argc, char **argv);
+int case_onecpu(int argc, char **argv);
 int case_bench(int argc, char **argv);
 
 #endif

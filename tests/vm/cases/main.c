@@ -12,6 +12,7 @@ static const struct vm_case cases[] = {
 	{ "version", case_version },
 	{ "software-events", case_software },
 	{ "hardware-events", case_hardware },
+	{ "one-cpu-event", case_onecpu },
 	{ "tiny-ring-loss", case_loss },
 	{ "bad-config", case_badconfig },
 	{ "unprivileged", case_unpriv },
