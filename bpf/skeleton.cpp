@@ -39,7 +39,8 @@ int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 			text.erase(0, 8);
 		// The skeleton's closing summary only repeats the error code: keep
 		// the line before it, which says what failed.
-		bool summary = text.find("BPF skeleton") != std::string::npos;
+		bool summary = text.find("BPF skeleton") != std::string::npos ||
+			       text.find("failed to load object") != std::string::npos;
 		if (!text.empty() && !summary)
 			last_libbpf_warning = text;
 	}
