@@ -330,7 +330,8 @@ int do_records(const std::string &root, unsigned last)
 			auto st = reader.read_cpu(cpu, recs);
 			if (st.accepted == 0 && st.lost == 0)
 				continue;
-			std::printf("cpu %u: %llu records readable, %llu lost\n", cpu,
+			// Counted from the oldest record present when the ring was mapped.
+			std::printf("cpu %u: %llu records read, %llu overwritten before they could be read\n", cpu,
 				    static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(st.lost));
 			const std::size_t from = recs.size() > last ? recs.size() - last : 0;
 			for (std::size_t i = from; i < recs.size(); i++) {
