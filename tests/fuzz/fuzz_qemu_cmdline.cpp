@@ -29,8 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 	if (joined != original)
 		std::abort();
 
-	if (!argv.empty())
-		(void)is_qemu_argv0(argv[0]);
 	if (auto name = parse_qemu_name(argv)) {
 		if (name->empty())
 			std::abort();

@@ -32,12 +32,6 @@ bool all_digits(std::string_view s)
 	return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string_view basename_of(std::string_view path)
-{
-	auto slash = path.rfind('/');
-	return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 // QemuOpts' get_opt_value(): up to the next single ',' with ",," read as a
 // literal comma. Returns the value and the position of the terminating ','
 // (or s.size()).
@@ -98,15 +92,9 @@ std::vector<std::string> split_cmdline(std::string_view raw)
 	return argv;
 }
 
-bool is_qemu_argv0(std::string_view argv0)
-{
-	auto base = basename_of(argv0);
-	return base.starts_with("qemu-system-") || base == "qemu-kvm";
-}
-
 bool is_qemu_comm(std::string_view comm)
 {
-	return comm.starts_with("qemu-system-") || comm == "qemu-kvm";
+	return comm.starts_with("qemu-system-") || comm == "qemu-kvm" || comm == "kvm";
 }
 
 std::optional<std::string> parse_name_option(std::string_view s)
@@ -270,15 +258,10 @@ std::optional<int> parse_pid(std::string_view s)
 	return static_cast<int>(*n);
 }
 
-// The first bytes of a file in one read(): every /proc/PID is looked at on
-// each snapshot, and read_file()'s extra read() for EOF is a quarter of the
-// syscalls of the whole scan. complete is false when the file may go on.
-struct Head {
-	std::string data;
-	bool complete = false;
-};
-
-std::optional<Head> read_head(const std::string &path)
+// A small file in one read(): every /proc/PID/comm is read on each
+// discovery, and read_file()'s extra read() for EOF would add a third to
+// the syscalls of the scan. comm is at most 16 bytes.
+std::optional<std::string> read_small(const std::string &path)
 {
 	Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
 	if (!fd)
@@ -290,41 +273,18 @@ std::optional<Head> read_head(const std::string &path)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return std::nullopt;
-	Head h;
-	h.data.assign(buf, static_cast<std::size_t>(n));
-	h.complete = static_cast<std::size_t>(n) < sizeof(buf);
-	return h;
+	return std::string(buf, static_cast<std::size_t>(n));
 }
 
 // comm without its newline; comm may hold spaces ("CPU 0/KVM").
 std::optional<std::string> read_comm(const std::string &path)
 {
-	auto h = read_head(path);
-	if (!h)
+	auto comm = read_small(path);
+	if (!comm)
 		return std::nullopt;
-	std::string comm = std::move(h->data);
-	if (!comm.empty() && comm.back() == '\n')
-		comm.pop_back();
+	if (!comm->empty() && comm->back() == '\n')
+		comm->pop_back();
 	return comm;
-}
-
-// argv[0] of a process from the first page of its cmdline; the rest is
-// read only for a QEMU (whose command line is often longer than a page).
-bool argv0_is_qemu(const Head &cmdline_head)
-{
-	const std::string &d = cmdline_head.data;
-	auto nul = d.find('\0');
-	if (nul == std::string::npos && !cmdline_head.complete)
-		return false; // argv[0] longer than a page: no QEMU binary path
-	return !d.empty() && is_qemu_argv0(std::string_view(d).substr(0, nul));
-}
-
-std::vector<std::string> full_argv(const std::string &path, const Head &head)
-{
-	if (head.complete)
-		return split_cmdline(head.data);
-	auto whole = read_file(path);
-	return split_cmdline(whole.data ? *whole.data : head.data);
 }
 
 std::optional<std::string> read_link(const std::string &path)
@@ -437,22 +397,27 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 			continue;
 		const std::string pid_dir = proc + "/" + entry;
 		try {
+			// comm decides: it is one small read, while reading another
+			// process's cmdline takes that process's mmap lock, which is
+			// slow for busy processes. Only candidates are read further.
 			auto comm = read_comm(pid_dir + "/comm");
-			auto cmdline = read_head(pid_dir + "/cmdline");
-			bool qemu = (cmdline && argv0_is_qemu(*cmdline)) || (comm && is_qemu_comm(*comm));
-			if (!qemu) {
+			if (!comm)
+				continue; // gone
+			if (!is_qemu_comm(*comm)) {
 				// A kernel 6.1-style vhost worker is a kthread of its own.
-				if (comm)
-					if (auto owner = parse_vhost_comm(*comm))
-						vhost_kthreads.emplace_back(*pid, *owner);
+				if (auto owner = parse_vhost_comm(*comm))
+					vhost_kthreads.emplace_back(*pid, *owner);
 				continue;
 			}
 			auto status = read_file(pid_dir + "/status");
 			if (!status.data || status_is_dead(*status.data))
 				continue; // gone, or a zombie whose guest is no more
+			auto cmdline = read_file(pid_dir + "/cmdline");
 			std::vector<std::string> argv;
-			if (cmdline)
-				argv = full_argv(pid_dir + "/cmdline", *cmdline);
+			if (cmdline.data)
+				argv = split_cmdline(*cmdline.data);
+			if (*comm == "kvm" && argv.empty())
+				continue; // a kernel thread, not the old "kvm" QEMU binary
 			Candidate c;
 			c.details.vm.pid = *pid;
 			if (auto name = parse_qemu_name(argv))

@@ -17,12 +17,11 @@ namespace hwsig::vmparse {
 // ends the last element; an empty file (kernel thread, zombie) is no argv.
 std::vector<std::string> split_cmdline(std::string_view raw);
 
-// argv[0] names a system emulator: its basename starts with "qemu-system-"
-// or is "qemu-kvm".
-bool is_qemu_argv0(std::string_view argv0);
-// comm (at most 15 characters) of a QEMU process: "qemu-kvm" or starting
-// with "qemu-system-" (the kernel truncates "qemu-system-x86_64" to
-// "qemu-system-x86").
+// comm (at most 15 characters) of a QEMU process: starting with
+// "qemu-system-" (the kernel truncates "qemu-system-x86_64" to
+// "qemu-system-x86"), "qemu-kvm" (RHEL) or "kvm" (old Debian/Ubuntu
+// binary name). Discovery decides on comm alone: reading every process's
+// cmdline is slow (it takes the target's mmap lock).
 bool is_qemu_comm(std::string_view comm);
 
 // The value of "guest" in one -name argument, by QEMU's QemuOpts rules: the
