@@ -189,10 +189,15 @@ double fastest(const std::vector<double> &v)
 	return *std::min_element(v.begin(), v.end());
 }
 
-// Sum of run_time_ns over loaded programs whose name starts with prefix.
-std::pair<std::uint64_t, std::uint64_t> prog_run_time(const std::string &prefix)
+// run_time_ns and run_cnt of each loaded program whose name starts with
+// prefix, by program id. Detached programs are freed after an RCU grace
+// period, so the previous mode's may still be listed: deltas are taken per
+// id.
+using RunTimes = std::map<__u32, std::pair<std::uint64_t, std::uint64_t>>;
+
+RunTimes prog_run_times(const std::string &prefix)
 {
-	std::uint64_t ns = 0, runs = 0;
+	RunTimes out;
 	__u32 id = 0;
 	while (bpf_prog_get_next_id(id, &id) == 0) {
 		Fd fd(bpf_prog_get_fd_by_id(id));
@@ -204,8 +209,19 @@ std::pair<std::uint64_t, std::uint64_t> prog_run_time(const std::string &prefix)
 			continue;
 		if (std::string(info.name).rfind(prefix, 0) != 0)
 			continue;
-		ns += info.run_time_ns;
-		runs += info.run_cnt;
+		out[id] = {info.run_time_ns, info.run_cnt};
+	}
+	return out;
+}
+
+// Time and runs between two readings, over the programs alive at the second.
+std::pair<std::uint64_t, std::uint64_t> run_time_delta(const RunTimes &before, const RunTimes &after)
+{
+	std::uint64_t ns = 0, runs = 0;
+	for (const auto &[id, now] : after) {
+		auto it = before.find(id);
+		ns += now.first - (it == before.end() ? 0 : it->second.first);
+		runs += now.second - (it == before.end() ? 0 : it->second.second);
 	}
 	return {ns, runs};
 }
@@ -260,7 +276,7 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 		std::printf("%s.in_program: unavailable (BPF_ENABLE_STATS: %s)\n", bench, std::strerror(errno));
 		return;
 	}
-	double empty = 0;
+	double empty = 0, floor = 0;
 	for (const auto &m : modes) {
 		if (m.name == "none")
 			continue;
@@ -268,18 +284,23 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 		std::string prefix = m.name.rfind("empty", 0) == 0 ? "empty_" : m.name.find("raw_tp") != std::string::npos
 									   ? "raw_" + what.substr(0, 5)
 									   : "btf_" + what.substr(0, 5);
-		auto before = prog_run_time(prefix);
+		RunTimes before = prog_run_times(prefix);
 		double events = run();
-		auto after = prog_run_time(prefix);
+		auto [ns, runs_total] = run_time_delta(before, prog_run_times(prefix));
 		detach();
-		double per_event = static_cast<double>(after.first - before.first) / events;
-		double runs = static_cast<double>(after.second - before.second) / events;
+		double per_event = static_cast<double>(ns) / events;
+		double runs = static_cast<double>(runs_total) / events;
 		if (m.name == "empty_raw_tp")
 			empty = per_event;
+		if (m.name == "empty_wakeup_and_switch")
+			floor = per_event;
 		std::printf("%s.in_program.%s: %.0f ns/%s (%.2f program runs per %s)\n", bench, m.name.c_str(),
 			    per_event, unit, runs, unit);
 		if (m.name != "empty_raw_tp" && empty > 0)
 			std::printf("%s.in_program.%s_vs_empty: %.2f ratio\n", bench, m.name.c_str(), per_event / empty);
+		if (m.name.rfind("hwsig", 0) == 0 && floor > 0)
+			std::printf("%s.in_program.%s_vs_empty_wakeup_and_switch: %.2f ratio\n", bench, m.name.c_str(),
+				    per_event / floor);
 	}
 }
 
