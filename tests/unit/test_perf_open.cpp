@@ -132,7 +132,9 @@ TEST_CASE("task-clock and context-switches of this thread match a known workload
 	const double switches = after[1].scaled - before[1].scaled;
 	INFO("context switches " << switches);
 	CHECK(switches >= 25);
-	CHECK(switches <= 25 + 200); // preemptions on a busy machine, not thousands
+	// Plus preemptions on a busy machine: at most about one per millisecond
+	// of the window (the scheduler's granularity), never thousands.
+	CHECK(switches <= 25 + wall / 1e6);
 	CHECK(after[0].running_fraction == 1.0); // software events never multiplex
 	CHECK(after[1].running_fraction == 1.0);
 }
