@@ -81,6 +81,9 @@ static std::vector<MetricDef> build_catalog()
 			 {s::kImcCasReads}, 64));
 	c.push_back(rate("mem.imc_write_bps", "B/s", mem, "uncore PMU",
 			 "DRAM write bytes/s (CAS x 64 B)", {s::kImcCasWrites}, 64));
+	c.push_back(rate("mem.imc_bps", "B/s", mem, "uncore PMU",
+			 "DRAM read+write bytes/s where reads and writes are not counted apart (CAS x 64 B)",
+			 {s::kImcCasReadWrite}, 64, false));
 	c.push_back(ratio("mem.numa_remote_ratio", "ratio", mem, "numastat",
 			  "remote / (local + remote) page allocations in the interval",
 			  {s::kNumaOther}, {s::kNumaLocal, s::kNumaOther}));

@@ -51,6 +51,8 @@ inline constexpr const char *kPmuItlbMisses = "pmu.itlb_misses";
 // Uncore DRAM CAS counts (64 B each), summed per socket. Scopes: socket:N, system.
 inline constexpr const char *kImcCasReads = "imc.cas_reads";
 inline constexpr const char *kImcCasWrites = "imc.cas_writes";
+// Where the hardware cannot tell reads from writes (AMD Zen 2/3 amd_df): both.
+inline constexpr const char *kImcCasReadWrite = "imc.cas_rw";
 
 // BPF scheduler. Histograms in log2 microsecond slots. Scopes: cpu:N, system, vm:NAME, pid:N.
 inline constexpr const char *kRunqWaitUs = "bpf.runq_wait_us";           // wakeup + preempted
