@@ -35,7 +35,7 @@ int case_hotplug(int argc, char **argv)
 	CHECK(hw_ring(&m, 1)->online == 0, "cpu 1 ring header online=%u while offline", hw_ring(&m, 1)->online);
 	CHECK(hw_ring(&m, 0)->online == 1, "cpu 0 ring header online=%u", hw_ring(&m, 0)->online);
 	uint64_t h1_off = hw_head(&m, 1);
-	sleep_ms(300);
+	sleep_ms(500);
 	uint64_t h1_later = hw_head(&m, 1);
 	CHECK(h1_later == h1_off, "cpu 1 wrote %llu records while offline", (unsigned long long)(h1_later - h1_off));
 	uint64_t t_on = now_ns();
@@ -91,8 +91,10 @@ int case_hotplug(int argc, char **argv)
 	 * hotplug or not: the rate is checked loosely, the gaps tightly. */
 	CHECK(n >= (int)((double)span / INTERVAL_NS * 0.6), "cpu 0: %d records over %llu ms", n,
 	      (unsigned long long)(span / 1000000));
-	/* stop_machine() during hotplug briefly holds every CPU. */
-	CHECK(max_gap < 100000000ull, "cpu 0 paused %llu ms during the hotplug", (unsigned long long)(max_gap / 1000000));
+	/* stop_machine() during hotplug briefly holds every CPU, and a busy
+	 * host deschedules TCG's vCPU threads: a pause well below the 500 ms
+	 * CPU 1 spent offline is allowed, stopping with it is not. */
+	CHECK(max_gap < 250000000ull, "cpu 0 paused %llu ms during the hotplug", (unsigned long long)(max_gap / 1000000));
 	hw_map_close(&m);
 	genl_close(&s);
 	return 0;
