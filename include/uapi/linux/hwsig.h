@@ -159,6 +159,8 @@ enum hwsig_attr {
 	HWSIG_ATTR_STATUS_ENTRY,	/* nest of hwsig_status_attr */
 	HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, /* u64: timer fire -> record published, per CPU per tick */
 	HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, /* u64 */
+	HWSIG_ATTR_TICKS_OVERRUN,	/* u64: timer periods that passed without the timer firing (hrtimer overruns), all CPUs */
+	HWSIG_ATTR_TICKS_SKIPPED,	/* u64: ticks that wrote no record: that CPU's previous sampling work had not run yet */
 	__HWSIG_ATTR_MAX,
 };
 #define HWSIG_ATTR_MAX (__HWSIG_ATTR_MAX - 1)
