@@ -325,7 +325,7 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 {
 	u64 ticks = 0, cost_sum = 0, cost_max = 0;
 	u64 lat_ticks = 0, lat_sum = 0, lat_max = 0;
-	u64 written = 0, overwritten = 0;
+	u64 written = 0, overwritten = 0, skipped = 0, overrun = 0;
 	struct nlattr *list;
 	unsigned int cpu;
 	u32 i;
@@ -338,6 +338,8 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 		cost_sum += READ_ONCE(pc->cost.sum_ns);
 		cost_max = max(cost_max, READ_ONCE(pc->cost.max_ns));
 		lat_ticks += READ_ONCE(pc->latency_ticks);
+		skipped += READ_ONCE(pc->ticks_skipped);
+		overrun += READ_ONCE(pc->ticks_overrun);
 		lat_sum += READ_ONCE(pc->latency.sum_ns);
 		lat_max = max(lat_max, READ_ONCE(pc->latency.max_ns));
 		/* Only a count: no record is read, no ordering needed. */
@@ -357,6 +359,8 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 			      lat_ticks ? div64_u64(lat_sum, lat_ticks) : 0, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, lat_max,
 			      HWSIG_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_TICKS_OVERRUN, overrun, HWSIG_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_TICKS_SKIPPED, skipped, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_WRITTEN, written, HWSIG_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_OVERWRITTEN, overwritten,
 			      HWSIG_ATTR_PAD))
