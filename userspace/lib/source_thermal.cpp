@@ -1,17 +1,25 @@
 // Source "sysfs.thermal": thermal headroom (throttle point - temperature) of
 // every thermal zone and hwmon temperature sensor, and their minimum.
 // Documentation/thermal.rst defines the metric and the precedence rules.
+//
+// What does not change between snapshots (which sensors exist, their names,
+// labels, trip points and limits) is scanned into a Layout at most every
+// rescan interval; each collect reads only the temperatures.
 #include "hwsig/thermal.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "hwsig/error.h"
+#include "hwsig/fd.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
@@ -177,248 +185,325 @@ std::string excerpt(std::string_view s)
 	return out;
 }
 
-// Reads one temperature file; on failure says why in *why.
-std::optional<double> read_temperature(const std::string &path, const std::string &shown, std::string *why)
-{
-	auto r = read_file(path, 4096);
-	if (!r.data) {
-		*why = Error("reading " + shown, r.err).what();
-		return std::nullopt;
+struct Note {
+	std::string scope, reason;
+};
+
+// One sensor whose temperature is read on every collect.
+struct Slot {
+	std::string scope;      // "zone:acpitz.1", "zone:coretemp.0/Core_3"
+	std::size_t dir = 0;    // index into Layout::dirs
+	std::string temp_file;  // "temp" or "tempN_input"
+	std::string shown;      // "thermal_zone1/temp" in notes
+	std::string fault_file; // hwmon "tempN_fault" when the driver has one
+	double throttle_c = 0;
+};
+
+// Everything the directories say that stays put between snapshots.
+struct Layout {
+	// Open directories of the zones and hwmon devices: each collect opens
+	// its files relative to them (openat), sparing the walk through
+	// /sys/class symlinks. A removed device makes openat fail with ENOENT.
+	std::vector<Fd> dirs;
+	std::vector<Slot> slots;
+	std::vector<Note> notes; // sensors without a throttle point
+	bool any_sensor = false; // a zone or hwmon temperature exists at all
+
+	// A directory that cannot be opened stays an empty Fd: its sensors
+	// then read as ENOENT (see read_at).
+	std::size_t add_dir(const std::string &path)
+	{
+		dirs.emplace_back(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		return dirs.size() - 1;
 	}
-	auto c = parse_millicelsius(*r.data);
-	if (!c)
-		*why = shown + " is not a temperature in millidegrees: \"" + excerpt(*r.data) + "\"";
-	return c;
+};
+
+// A small sysfs file relative to an open directory, in one read().
+FileRead read_at(const Fd &dir, const std::string &name)
+{
+	FileRead r;
+	if (!dir) {
+		r.err = ENOENT;
+		return r;
+	}
+	Fd fd(::openat(dir.get(), name.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd) {
+		r.err = errno;
+		return r;
+	}
+	char buf[4096];
+	ssize_t n;
+	do
+		n = ::read(fd.get(), buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r.err = errno;
+		return r;
+	}
+	if (static_cast<std::size_t>(n) == sizeof(buf)) {
+		r.err = EFBIG; // a page of text is no temperature
+		return r;
+	}
+	r.data = std::string(buf, static_cast<std::size_t>(n));
+	return r;
 }
 
-struct Reading {
-	std::string scope;
-	double headroom_c;
-};
+// Thermal zones into the layout. zone_types gets the raw types (hwmon
+// mirrors of zones are recognised by them).
+void scan_zones(const std::string &root, Layout &layout, std::vector<std::string> &zone_types)
+{
+	const std::string dir = join_path(root, "sys/class/thermal");
+	auto zones = numbered_entries(dir, "thermal_zone");
+	std::vector<std::string> names;
+	for (const auto &[n, entry] : zones) {
+		auto type = read_trimmed(dir + "/" + entry + "/type");
+		std::string component = type ? scope_component(*type) : std::string();
+		if (type)
+			zone_types.push_back(*type);
+		names.push_back(component.empty() ? entry : component);
+	}
+	names = disambiguate(names);
+	layout.any_sensor |= !zones.empty();
+
+	for (std::size_t i = 0; i < zones.size(); i++) {
+		const std::string &entry = zones[i].second;
+		const std::string zdir = dir + "/" + entry;
+		const std::string scope = "zone:" + names[i];
+		// trip_point_K_type names the trips; trip_point_K_temp (and
+		// _hyst) sit next to them.
+		std::vector<Trip> trips;
+		for (const auto &tname : list_dir(zdir, "trip_point_")) {
+			constexpr std::string_view suffix = "_type";
+			if (!std::string_view(tname).ends_with(suffix))
+				continue;
+			std::string stem = tname.substr(0, tname.size() - suffix.size());
+			auto ttype = read_trimmed(zdir + "/" + tname);
+			auto ttemp = read_file(zdir + "/" + stem + "_temp", 4096);
+			if (!ttype || !ttemp.data)
+				continue;
+			auto limit = parse_limit_millicelsius(*ttemp.data);
+			if (!limit)
+				continue; // unprogrammed or invalid trip
+			trips.push_back({parse_trip_type(*ttype), *limit});
+		}
+		auto throttle = zone_throttle_c(trips);
+		if (!throttle) {
+			layout.notes.push_back(
+				{scope, entry + " has no passive, hot or critical trip point with a valid temperature"});
+			continue;
+		}
+		layout.slots.push_back({scope, layout.add_dir(zdir), "temp", entry + "/temp", {}, *throttle});
+	}
+}
+
+// The kernel registers an hwmon device for each thermal zone type
+// (thermal_hwmon: same name with '-' made '_', parent = the zone). The zone
+// itself is read with its trip points, so the mirror is skipped.
+bool is_zone_mirror(const std::string &hwmon_dir, const std::string &name, const std::vector<std::string> &zone_types)
+{
+	auto parent = read_link_basename(hwmon_dir + "/device");
+	if (parent.starts_with("thermal_zone"))
+		return true;
+	if (!parent.empty())
+		return false;
+	for (auto type : zone_types) {
+		std::replace(type.begin(), type.end(), '-', '_');
+		if (type == name)
+			return true;
+	}
+	return false;
+}
+
+void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, const std::string &device_name,
+		       Layout &layout)
+{
+	// Only files the directory lists are opened: most sensors lack _fault,
+	// many lack _max or _crit.
+	const auto listed = list_dir(attr_dir, "temp");
+	const std::set<std::string, std::less<>> present(listed.begin(), listed.end());
+	auto has = [&](unsigned index, std::string_view attr) {
+		return present.count("temp" + std::to_string(index) + "_" + std::string(attr)) > 0;
+	};
+	auto read_attr = [&](unsigned index, std::string_view attr) -> std::optional<std::string> {
+		if (!has(index, attr))
+			return std::nullopt;
+		return read_file(attr_dir + "/temp" + std::to_string(index) + "_" + std::string(attr), 4096).data;
+	};
+	struct Sensor {
+		unsigned index;
+		std::string component;
+	};
+	std::vector<Sensor> sensors;
+	for (const auto &file : listed) {
+		constexpr std::string_view suffix = "_input";
+		std::string_view f(file);
+		if (!f.ends_with(suffix))
+			continue;
+		auto index = index_after(f.substr(0, f.size() - suffix.size()), "temp");
+		if (!index)
+			continue;
+		auto label = read_attr(*index, "label");
+		std::string component = label ? scope_component(*label) : std::string();
+		sensors.push_back({*index, component.empty() ? "temp" + std::to_string(*index) : component});
+	}
+	std::sort(sensors.begin(), sensors.end(), [](auto &a, auto &b) { return a.index < b.index; });
+	std::vector<std::string> components;
+	for (const auto &s : sensors)
+		components.push_back(s.component);
+	components = disambiguate(components);
+	layout.any_sensor |= !sensors.empty();
+
+	std::vector<std::string> without_limit;
+	std::optional<std::size_t> dir;
+	for (std::size_t i = 0; i < sensors.size(); i++) {
+		const unsigned index = sensors[i].index;
+		const std::string file = "temp" + std::to_string(index);
+		std::optional<double> max_c, crit_c;
+		if (auto max = read_attr(index, "max"))
+			max_c = parse_limit_millicelsius(*max);
+		if (auto crit = read_attr(index, "crit"))
+			crit_c = parse_limit_millicelsius(*crit);
+		auto throttle = hwmon_throttle_c(max_c, crit_c);
+		if (!throttle) {
+			without_limit.push_back(components[i]);
+			continue;
+		}
+		if (!dir)
+			dir = layout.add_dir(attr_dir);
+		layout.slots.push_back({"zone:" + device_name + "/" + components[i], *dir, file + "_input",
+					entry + "/" + file + "_input", has(index, "fault") ? file + "_fault" : std::string(),
+					*throttle});
+	}
+	if (!without_limit.empty()) {
+		std::string list;
+		for (const auto &c : without_limit)
+			list += (list.empty() ? "" : ", ") + c;
+		layout.notes.push_back(
+			{"zone:" + device_name, "temperature only, the driver gives no max or crit limit: " + list});
+	}
+}
+
+void scan_hwmon(const std::string &root, const std::vector<std::string> &zone_types, Layout &layout)
+{
+	const std::string dir = join_path(root, "sys/class/hwmon");
+	struct Device {
+		std::string entry, attr_dir, name;
+	};
+	std::vector<Device> devices;
+	for (const auto &[n, entry] : numbered_entries(dir, "hwmon")) {
+		Device d{entry, dir + "/" + entry, {}};
+		auto name = read_trimmed(d.attr_dir + "/name");
+		if (!name) {
+			// Drivers older than the hwmon attribute groups kept their
+			// files in the parent device.
+			if (auto old = read_trimmed(d.attr_dir + "/device/name")) {
+				name = old;
+				d.attr_dir += "/device";
+			}
+		}
+		if (name && is_zone_mirror(dir + "/" + entry, *name, zone_types))
+			continue;
+		d.name = name ? scope_component(*name) : std::string();
+		if (d.name.empty())
+			d.name = entry;
+		devices.push_back(std::move(d));
+	}
+	std::vector<std::string> names;
+	for (const auto &d : devices)
+		names.push_back(d.name);
+	names = disambiguate(names);
+	for (std::size_t i = 0; i < devices.size(); i++)
+		scan_hwmon_device(devices[i].attr_dir, devices[i].entry, names[i], layout);
+}
+
+Layout scan(const std::string &root)
+{
+	Layout layout;
+	std::vector<std::string> zone_types;
+	scan_zones(root, layout, zone_types);
+	scan_hwmon(root, zone_types, layout);
+	return layout;
+}
 
 class ThermalSource final : public Source {
 public:
+	explicit ThermalSource(double rescan_interval_s)
+		: rescan_interval_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+			  std::chrono::duration<double>(rescan_interval_s)))
+	{
+	}
+
 	std::string_view name() const override { return "sysfs.thermal"; }
 	std::vector<std::string> provides() const override { return {kMetric}; }
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		std::vector<Reading> readings;
-		std::vector<std::string> zone_types;
-		bool any_sensor = read_zones(ctx.root, snap, readings, zone_types);
-		any_sensor |= read_hwmon(ctx.root, zone_types, snap, readings);
+		const auto now = std::chrono::steady_clock::now();
+		if (!layout_ || stale_ || root_ != ctx.root || now - scanned_at_ >= rescan_interval_) {
+			layout_ = scan(ctx.root);
+			root_ = ctx.root;
+			scanned_at_ = now;
+			stale_ = false;
+		}
 
-		for (const auto &r : readings)
-			snap.add_gauge(kMetric, r.scope, r.headroom_c, kSourceKind);
-		if (!readings.empty()) {
-			auto lowest = std::min_element(readings.begin(), readings.end(), [](auto &a, auto &b) {
-				return a.headroom_c < b.headroom_c;
-			});
-			snap.add_gauge(kMetric, "system", lowest->headroom_c, kSourceKind);
-		} else if (!any_sensor) {
+		std::optional<double> lowest;
+		for (const auto &slot : layout_->slots) {
+			const Fd &dir = layout_->dirs[slot.dir];
+			if (!slot.fault_file.empty()) {
+				auto fault = read_at(dir, slot.fault_file);
+				if (fault.data && trim(*fault.data) == "1") {
+					snap.add_unavailable(kMetric, slot.scope,
+							     slot.shown.substr(0, slot.shown.size() - 6) +
+								     "_fault: the sensor reports a fault");
+					continue;
+				}
+			}
+			auto r = read_at(dir, slot.temp_file);
+			if (!r.data) {
+				// A sensor that is gone (hot-unplug, driver unbound)
+				// means the layout is out of date: rescan next time.
+				stale_ |= r.err == ENOENT || r.err == ENODEV;
+				snap.add_unavailable(kMetric, slot.scope, Error("reading " + slot.shown, r.err).what());
+				continue;
+			}
+			auto temp = parse_millicelsius(*r.data);
+			if (!temp) {
+				snap.add_unavailable(kMetric, slot.scope,
+						     slot.shown + " is not a temperature in millidegrees: \"" +
+							     excerpt(*r.data) + "\"");
+				continue;
+			}
+			double headroom = slot.throttle_c - *temp;
+			snap.add_gauge(kMetric, slot.scope, headroom, kSourceKind);
+			if (!lowest || headroom < *lowest)
+				lowest = headroom;
+		}
+		for (const auto &note : layout_->notes)
+			snap.add_unavailable(kMetric, note.scope, note.reason);
+
+		if (lowest)
+			snap.add_gauge(kMetric, "system", *lowest, kSourceKind);
+		else if (!layout_->any_sensor)
 			snap.add_unavailable(kMetric, "system",
 					     "no thermal zones or hwmon temperature sensors (typical inside a VM)");
-		} else {
+		else
 			snap.add_unavailable(kMetric, "system",
 					     "no sensor has both a readable temperature and a throttle point");
-		}
 	}
 
 private:
-	// Thermal zones. Returns whether any zone exists; zone_types gets the
-	// raw types (hwmon mirrors of zones are recognised by them).
-	static bool read_zones(const std::string &root, Snapshot &snap, std::vector<Reading> &readings,
-			       std::vector<std::string> &zone_types)
-	{
-		const std::string dir = join_path(root, "sys/class/thermal");
-		auto zones = numbered_entries(dir, "thermal_zone");
-		std::vector<std::string> names;
-		for (const auto &[n, entry] : zones) {
-			auto type = read_trimmed(dir + "/" + entry + "/type");
-			std::string component = type ? scope_component(*type) : std::string();
-			if (type)
-				zone_types.push_back(*type);
-			names.push_back(component.empty() ? entry : component);
-		}
-		names = disambiguate(names);
-
-		for (std::size_t i = 0; i < zones.size(); i++) {
-			const std::string &entry = zones[i].second;
-			const std::string zdir = dir + "/" + entry;
-			const std::string scope = "zone:" + names[i];
-			std::string why;
-			auto temp = read_temperature(zdir + "/temp", entry + "/temp", &why);
-			if (!temp) {
-				snap.add_unavailable(kMetric, scope, why);
-				continue;
-			}
-			std::vector<Trip> trips;
-			// trip_point_K_type names the trips; trip_point_K_temp
-			// (and _hyst) sit next to them.
-			for (const auto &tname : list_dir(zdir, "trip_point_")) {
-				constexpr std::string_view suffix = "_type";
-				if (!std::string_view(tname).ends_with(suffix))
-					continue;
-				std::string stem = tname.substr(0, tname.size() - suffix.size());
-				auto ttype = read_trimmed(zdir + "/" + tname);
-				auto ttemp = read_file(zdir + "/" + stem + "_temp", 4096);
-				if (!ttype || !ttemp.data)
-					continue;
-				auto limit = parse_limit_millicelsius(*ttemp.data);
-				if (!limit)
-					continue; // unprogrammed or invalid trip
-				trips.push_back({parse_trip_type(*ttype), *limit});
-			}
-			auto throttle = zone_throttle_c(trips);
-			if (!throttle) {
-				snap.add_unavailable(kMetric, scope,
-						     entry + " has no passive, hot or critical trip point with a valid temperature");
-				continue;
-			}
-			readings.push_back({scope, *throttle - *temp});
-		}
-		return !zones.empty();
-	}
-
-	// hwmon temperature sensors. Returns whether any temp*_input exists
-	// outside thermal-zone mirrors.
-	static bool read_hwmon(const std::string &root, const std::vector<std::string> &zone_types,
-			       Snapshot &snap, std::vector<Reading> &readings)
-	{
-		const std::string dir = join_path(root, "sys/class/hwmon");
-		struct Device {
-			std::string entry, attr_dir, name;
-		};
-		std::vector<Device> devices;
-		for (const auto &[n, entry] : numbered_entries(dir, "hwmon")) {
-			Device d{entry, dir + "/" + entry, {}};
-			auto name = read_trimmed(d.attr_dir + "/name");
-			if (!name) {
-				// Drivers older than the hwmon attribute groups kept
-				// their files in the parent device.
-				if (auto old = read_trimmed(d.attr_dir + "/device/name")) {
-					name = old;
-					d.attr_dir += "/device";
-				}
-			}
-			if (name && is_zone_mirror(dir + "/" + entry, *name, zone_types))
-				continue;
-			d.name = name ? scope_component(*name) : std::string();
-			if (d.name.empty())
-				d.name = entry;
-			devices.push_back(std::move(d));
-		}
-		std::vector<std::string> names;
-		for (const auto &d : devices)
-			names.push_back(d.name);
-		names = disambiguate(names);
-
-		bool any_sensor = false;
-		for (std::size_t i = 0; i < devices.size(); i++)
-			any_sensor |= read_hwmon_device(devices[i].attr_dir, devices[i].entry, names[i], snap, readings);
-		return any_sensor;
-	}
-
-	// The kernel registers an hwmon device for each thermal zone type
-	// (thermal_hwmon: same name with '-' made '_', parent = the zone). The
-	// zone itself is read with its trip points, so the mirror is skipped.
-	static bool is_zone_mirror(const std::string &hwmon_dir, const std::string &name,
-				   const std::vector<std::string> &zone_types)
-	{
-		auto parent = read_link_basename(hwmon_dir + "/device");
-		if (parent.starts_with("thermal_zone"))
-			return true;
-		if (!parent.empty())
-			return false;
-		for (auto type : zone_types) {
-			std::replace(type.begin(), type.end(), '-', '_');
-			if (type == name)
-				return true;
-		}
-		return false;
-	}
-
-	static bool read_hwmon_device(const std::string &attr_dir, const std::string &entry,
-				      const std::string &device_name, Snapshot &snap, std::vector<Reading> &readings)
-	{
-		struct Sensor {
-			unsigned index;
-			std::string component;
-		};
-		// Only files the directory lists are opened: most sensors lack
-		// _fault, many lack _max or _crit, and every open costs.
-		const auto listed = list_dir(attr_dir, "temp");
-		const std::set<std::string, std::less<>> present(listed.begin(), listed.end());
-		auto read_attr = [&](unsigned index, std::string_view attr) -> std::optional<std::string> {
-			std::string file = "temp" + std::to_string(index) + "_" + std::string(attr);
-			if (!present.count(file))
-				return std::nullopt;
-			auto r = read_file(attr_dir + "/" + file, 4096);
-			return r.data;
-		};
-		std::vector<Sensor> sensors;
-		for (const auto &file : listed) {
-			constexpr std::string_view suffix = "_input";
-			std::string_view f(file);
-			if (!f.ends_with(suffix))
-				continue;
-			auto index = index_after(f.substr(0, f.size() - suffix.size()), "temp");
-			if (!index)
-				continue;
-			auto label = read_attr(*index, "label");
-			std::string component = label ? scope_component(*label) : std::string();
-			sensors.push_back({*index, component.empty() ? "temp" + std::to_string(*index) : component});
-		}
-		std::sort(sensors.begin(), sensors.end(), [](auto &a, auto &b) { return a.index < b.index; });
-		std::vector<std::string> components;
-		for (const auto &s : sensors)
-			components.push_back(s.component);
-		components = disambiguate(components);
-
-		std::vector<std::string> without_limit;
-		for (std::size_t i = 0; i < sensors.size(); i++) {
-			const std::string prefix = attr_dir + "/temp" + std::to_string(sensors[i].index);
-			const std::string shown = entry + "/temp" + std::to_string(sensors[i].index);
-			const std::string scope = "zone:" + device_name + "/" + components[i];
-			auto fault = read_attr(sensors[i].index, "fault");
-			if (fault && trim(*fault) == "1") {
-				snap.add_unavailable(kMetric, scope, shown + "_fault: the sensor reports a fault");
-				continue;
-			}
-			std::string why;
-			auto temp = read_temperature(prefix + "_input", shown + "_input", &why);
-			if (!temp) {
-				snap.add_unavailable(kMetric, scope, why);
-				continue;
-			}
-			std::optional<double> max_c, crit_c;
-			if (auto max = read_attr(sensors[i].index, "max"))
-				max_c = parse_limit_millicelsius(*max);
-			if (auto crit = read_attr(sensors[i].index, "crit"))
-				crit_c = parse_limit_millicelsius(*crit);
-			auto throttle = hwmon_throttle_c(max_c, crit_c);
-			if (!throttle) {
-				without_limit.push_back(components[i]);
-				continue;
-			}
-			readings.push_back({scope, *throttle - *temp});
-		}
-		if (!without_limit.empty()) {
-			std::string list;
-			for (const auto &c : without_limit)
-				list += (list.empty() ? "" : ", ") + c;
-			snap.add_unavailable(kMetric, "zone:" + device_name,
-					     "temperature only, the driver gives no max or crit limit: " + list);
-		}
-		return !sensors.empty();
-	}
+	std::chrono::steady_clock::duration rescan_interval_;
+	std::optional<Layout> layout_;
+	std::string root_;
+	std::chrono::steady_clock::time_point scanned_at_{};
+	bool stale_ = false;
 };
 
 } // namespace
 
-SourcePtr make_thermal_source()
+SourcePtr make_thermal_source(double rescan_interval_s)
 {
-	return std::make_unique<ThermalSource>();
+	return std::make_unique<ThermalSource>(rescan_interval_s);
 }
 
 } // namespace hwsig

@@ -56,7 +56,9 @@ namespace hwsig {
 
 // Source "sysfs.thermal": gauge series::kThermalHeadroom (°C) per
 // zone:<thermal zone type> and zone:<hwmon name>/<sensor label>, and the
-// minimum over all of them as scope "system".
-SourcePtr make_thermal_source();
+// minimum over all of them as scope "system". Sensors, names, trip points
+// and limits are rescanned every rescan_interval_s seconds (and after a
+// sensor vanished); every collect reads the temperatures.
+SourcePtr make_thermal_source(double rescan_interval_s = 10.0);
 
 } // namespace hwsig
