@@ -67,6 +67,10 @@ int case_bench(int argc, char **argv)
 		CHECK(!st.have_latency || (st.latency_avg_ns <= st.latency_max_ns && st.latency_max_ns < 1000000000ull),
 		      "interval %llu ms: kmod latency avg %llu max %llu ns", (unsigned long long)(iv / 1000000),
 		      (unsigned long long)st.latency_avg_ns, (unsigned long long)st.latency_max_ns);
+		if (st.have_ticks)
+			printf("vmbench: interval %llu ms: kmod periods: %llu records, %llu overrun, %llu skipped\n",
+			       (unsigned long long)(iv / 1000000), (unsigned long long)st.records_written,
+			       (unsigned long long)st.ticks_overrun, (unsigned long long)st.ticks_skipped);
 		if (st.have_latency)
 			printf("vmbench: interval %llu ms: kmod latency timer fire -> record published: avg %llu ns max %llu ns\n",
 			       (unsigned long long)(iv / 1000000), (unsigned long long)st.latency_avg_ns,

@@ -51,8 +51,15 @@ int case_software(int argc, char **argv)
 	struct hw_map m;
 	static struct hw_reader rd;
 
-	if (setup_running(&s, INTERVAL_NS, 1024, hw_sw_events, 3))
-		return 1;
+	static struct hw_status st;
+	static struct genl_reply r;
+	CHECK_OK(hw_reload(), "reloading hwsig.ko");
+	CHECK_OK(hw_open(&s), "resolving the hwsig genl family");
+	int err = hw_configure(&s, INTERVAL_NS, 1024, hw_sw_events, 3, &r);
+	CHECK(!err, "CONFIGURE: %s (extack \"%s\")", strerror(-err), r.extack);
+	/* The timer periods begin inside START and end inside STOP. */
+	uint64_t t_start0 = now_ns();
+	CHECK_OK(hw_start(&s, &r), "START");
 	uint64_t t_start = now_ns();
 	CHECK_OK(hw_map_open(&m), "mapping /dev/hwsig");
 	unsigned ncpu = m.ctl->nr_cpu_ids;
@@ -149,15 +156,27 @@ int case_software(int argc, char **argv)
 	}
 	/* Stopped, the module's own accounting agrees with the rings, and its
 	 * cost and latency statistics are sane. */
-	static struct hw_status st;
-	static struct genl_reply r;
+	uint64_t t_stop0 = now_ns();
 	CHECK_OK(hw_stop(&s, &r), "STOP");
+	uint64_t t_stop = now_ns();
 	CHECK_OK(hw_get_status(&s, &st, &r), "GET_STATUS");
 	uint64_t heads = 0;
 	for (unsigned cpu = 0; cpu < ncpu; cpu++)
 		heads += hw_head(&m, cpu);
 	CHECK(st.have_written && st.records_written == heads, "GET_STATUS records_written %llu, rings hold %llu",
 	      (unsigned long long)st.records_written, (unsigned long long)heads);
+	/* Every timer period is accounted for: a record, a tick whose work
+	 * was still pending (skipped), or a period the timer never fired in
+	 * (overrun). Only the start and stop edges may be off, per CPU. */
+	CHECK(st.have_ticks, "GET_STATUS has no tick accounting (overrun/skipped)");
+	uint64_t ticks = st.records_written + st.ticks_overrun + st.ticks_skipped;
+	double lo = (double)ncpu * ((double)(t_stop0 - t_start) / INTERVAL_NS - 2);
+	double hi = (double)ncpu * ((double)(t_stop - t_start0) / INTERVAL_NS + 1);
+	vm_note("%llu records + %llu overrun + %llu skipped = %llu periods; %.0f..%.0f passed on %u CPUs",
+		(unsigned long long)st.records_written, (unsigned long long)st.ticks_overrun,
+		(unsigned long long)st.ticks_skipped, (unsigned long long)ticks, lo, hi, ncpu);
+	CHECK((double)ticks >= lo && (double)ticks <= hi, "%llu periods accounted for, %.0f..%.0f passed",
+	      (unsigned long long)ticks, lo, hi);
 	CHECK(st.have_cost, "GET_STATUS has no sample cost");
 	vm_note("sample cost avg %llu ns max %llu ns; latency avg %llu ns max %llu ns",
 		(unsigned long long)st.cost_avg_ns, (unsigned long long)st.cost_max_ns,

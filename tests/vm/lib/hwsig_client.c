@@ -77,6 +77,11 @@ int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *
 		st->latency_avg_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS]);
 		st->latency_max_ns = nla_u64v(a[HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS]);
 	}
+	if (a[HWSIG_ATTR_TICKS_OVERRUN] && a[HWSIG_ATTR_TICKS_SKIPPED]) {
+		st->have_ticks = 1;
+		st->ticks_overrun = nla_u64v(a[HWSIG_ATTR_TICKS_OVERRUN]);
+		st->ticks_skipped = nla_u64v(a[HWSIG_ATTR_TICKS_SKIPPED]);
+	}
 	if (a[HWSIG_ATTR_RECORDS_WRITTEN]) {
 		st->have_written = 1;
 		st->records_written = nla_u64v(a[HWSIG_ATTR_RECORDS_WRITTEN]);

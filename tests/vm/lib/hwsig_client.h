@@ -33,7 +33,8 @@ struct hw_status {
 	uint64_t cost_avg_ns, cost_max_ns;
 	uint64_t latency_avg_ns, latency_max_ns;	/* timer fire -> record published */
 	uint64_t records_written, records_overwritten;
-	int have_cost, have_latency, have_written, have_overwritten;
+	uint64_t ticks_overrun, ticks_skipped;		/* this configuration, all CPUs */
+	int have_cost, have_latency, have_written, have_overwritten, have_ticks;
 	int nr_entries;
 	struct hw_status_entry entry[HWSIG_MAX_EVENTS * VM_MAX_CPUS];
 };
