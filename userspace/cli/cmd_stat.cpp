@@ -70,7 +70,7 @@ int cmd_stat(const std::vector<std::string> &args)
 	double interval = 1.0, duration = 0;
 	unsigned long count = 0;
 	std::string format = "table", vm, root = "/";
-	bool per_cpu = false, verbose = false, no_bpf = false, no_kmod = false;
+	bool per_cpu = false, verbose = false, no_bpf = false, no_kmod = false, no_pmu = false;
 
 	po::options_description visible("hwsigctl stat [options]\n\n"
 					"Samples every layer each interval and prints the metrics of the\n"
@@ -87,7 +87,8 @@ int cmd_stat(const std::vector<std::string> &args)
 		("vm", po::value<std::string>(&vm), "show this VM's scopes (name from 'hwsigctl vms') and the host's")
 		("verbose,v", po::bool_switch(&verbose), "show sources, notes and every unavailable scope")
 		("no-bpf", po::bool_switch(&no_bpf), "do not attach BPF collectors")
-		("no-kmod", po::bool_switch(&no_kmod), "do not use /dev/hwsig (use perf_event_open)");
+		("no-kmod", po::bool_switch(&no_kmod), "do not use /dev/hwsig (use perf_event_open)")
+		("no-pmu", po::bool_switch(&no_pmu), "do not program hardware counters at all");
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&root), "prefix for /proc and /sys (tests)");
 	po::options_description all;
@@ -125,6 +126,7 @@ int cmd_stat(const std::vector<std::string> &args)
 	src.root = root;
 	src.bpf = !no_bpf;
 	src.kmod = !no_kmod;
+	src.pmu = !no_pmu;
 	hwsig::Sampler sampler(hwsig::default_sources(src), root);
 	const auto claimed = sampler.claimed_ids();
 

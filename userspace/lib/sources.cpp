@@ -10,23 +10,53 @@
 
 namespace hwsig {
 
+namespace {
+
+// A source the user switched off: its metrics are listed as unavailable
+// with that reason instead of "no source in this build". The wrapped source
+// is never collected (creating one loads nothing: they set up lazily).
+class DisabledSource : public Source {
+public:
+	DisabledSource(SourcePtr inner, std::string reason)
+		: inner_(std::move(inner)), reason_(std::move(reason))
+	{
+	}
+	std::string_view name() const override { return inner_->name(); }
+	std::vector<std::string> provides() const override { return inner_->provides(); }
+	void collect(const SourceContext &, Snapshot &snap) override
+	{
+		for (const auto &id : inner_->provides())
+			snap.add_unavailable(id, "system", reason_);
+	}
+
+private:
+	SourcePtr inner_;
+	std::string reason_;
+};
+
+void add(std::vector<SourcePtr> &sources, SourcePtr source, bool enabled, const char *why_not)
+{
+	if (enabled)
+		sources.push_back(std::move(source));
+	else
+		sources.push_back(std::make_unique<DisabledSource>(std::move(source), why_not));
+}
+
+} // namespace
+
 std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 {
 	std::vector<SourcePtr> sources;
-	(void)opt;
 	sources.push_back(make_stat_source());
 	sources.push_back(make_numa_source());
 	sources.push_back(make_meminfo_source());
 	sources.push_back(make_schedstat_source());
 	sources.push_back(make_thermal_source());
 	sources.push_back(make_psi_source());
-	if (opt.pmu)
-		sources.push_back(make_pmu_source({opt.kmod, true}));
+	add(sources, make_pmu_source({opt.kmod, true}), opt.pmu, "hardware counters disabled (--no-pmu)");
 #ifdef HWSIG_HAVE_BPF
-	if (opt.bpf)
-		sources.push_back(make_bpf_sched_source());
-	if (opt.bpf)
-		sources.push_back(make_bpf_block_source());
+	add(sources, make_bpf_sched_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
+	add(sources, make_bpf_block_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
 #endif
 	return sources;
 }
