@@ -116,6 +116,18 @@ def _():
             assert reasons and all(len(r) > 10 for r in reasons), reasons
 
 
+@case("switched-off collectors are unavailable with that reason")
+def _():
+    rc, out, err = run(["stat", "--count", "1", "--interval", "0.2", "--format", "json",
+                        "--no-bpf", "--no-pmu"])
+    assert rc == 0, err
+    obj = json.loads(out.strip().split("\n")[-1])
+    reasons = {u["id"]: u["reason"] for u in obj["unavailable"]}
+    assert "--no-bpf" in reasons.get("io.iops_read", ""), reasons.get("io.iops_read")
+    assert "--no-bpf" in reasons.get("sched.runq_wait_p50_us", ""), reasons.get("sched.runq_wait_p50_us")
+    assert "--no-pmu" in reasons.get("cpu.ipc", ""), reasons.get("cpu.ipc")
+
+
 @case("table: grouped by layer, summary after several intervals")
 def _():
     rc, out, err = run(["stat", "--count", "2", "--interval", "0.3", "--no-bpf"])
