@@ -146,6 +146,16 @@ TEST_CASE("psi source: missing, garbled, partial", "[procfs][psi][source]")
 		CHECK(note(snap, "psi.io_full_pct", "system") == "/proc/pressure/io missing");
 		CHECK(series_count(snap) == 2);
 	}
+	SECTION("a read error other than 'missing' names the file and the errno")
+	{
+		TempTree t;
+		t.mkdir("proc/pressure/cpu");
+		t.put("proc/pressure/memory", "some avg10=3.00 avg60=0.00 avg300=0.00 total=5\n"
+					       "full avg10=1.00 avg60=0.00 avg300=0.00 total=2\n");
+		auto snap = collect(*src, t.root());
+		CHECK(note(snap, "psi.cpu_some_pct", "system") == "reading /proc/pressure/cpu: Is a directory");
+		CHECK(gauge(snap, series::kPsiMemoryFull, "system") == Approx(1.0));
+	}
 }
 
 TEST_CASE("psi source end to end: avg10 at the later snapshot", "[procfs][psi][derive]")
