@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "hwsig/histogram.h"
 
 #ifdef HWSIG_HAVE_BPF
@@ -69,13 +70,11 @@ int cmd_hist(const std::vector<std::string> &args)
 namespace {
 
 using hwsig::Histogram;
+using hwsigctl::deadline_after;
+using hwsigctl::install_stop_handlers;
+using hwsigctl::sleep_until;
+using hwsigctl::stop_requested;
 
-volatile std::sig_atomic_t g_stop = 0;
-
-void on_signal(int)
-{
-	g_stop = 1;
-}
 
 void print_stars(std::uint64_t val, std::uint64_t val_max, int width)
 {
@@ -167,30 +166,18 @@ std::vector<int> default_processes(const std::string &root)
 	return pids;
 }
 
+// Waits one interval; forever (until Ctrl-C) when seconds <= 0. False when
+// the wait ended with a stop request.
 bool wait_interval(double seconds)
 {
 	if (seconds <= 0) {
-		while (!g_stop)
+		while (!stop_requested())
 			pause();
 		return false;
 	}
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	auto ns = static_cast<long long>(seconds * 1e9);
-	deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
-	deadline.tv_nsec += static_cast<long>(ns % 1000000000);
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
-	while (!g_stop) {
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
-		if (rc == 0)
-			return true;
-		if (rc != EINTR)
-			return false;
-	}
-	return false;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return sleep_until(deadline_after(now, seconds));
 }
 
 void print_time()
@@ -204,8 +191,7 @@ void print_time()
 // Runs the interval loop; print(first) prints one interval.
 template <typename Print> int interval_loop(const HistOptions &o, const char *banner, Print print)
 {
-	std::signal(SIGINT, on_signal);
-	std::signal(SIGTERM, on_signal);
+	install_stop_handlers();
 	std::printf("%s... Hit Ctrl-C to end.\n", banner);
 	std::fflush(stdout);
 	for (unsigned long done = 0;;) {

@@ -2,14 +2,13 @@
 // and on exit (end of --count/--duration, or Ctrl-C) the summary over the
 // whole run, like perf stat.
 #include <boost/program_options.hpp>
-#include <cerrno>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "hwsig/derive.h"
 #include "hwsig/render.h"
 #include "hwsig/sampler.h"
@@ -17,27 +16,6 @@
 namespace po = boost::program_options;
 
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-
-void on_signal(int)
-{
-	g_stop = 1;
-}
-
-// Sleeps until the absolute CLOCK_MONOTONIC deadline; false if interrupted
-// by Ctrl-C.
-bool sleep_until(const struct timespec &deadline)
-{
-	while (!g_stop) {
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
-		if (rc == 0)
-			return true;
-		if (rc != EINTR)
-			return false;
-	}
-	return false;
-}
 
 void print_interval(const hwsig::Interval &iv, const hwsig::RenderOptions &opt, bool json, bool summary)
 {
@@ -130,11 +108,7 @@ int cmd_stat(const std::vector<std::string> &args)
 	hwsig::Sampler sampler(hwsig::default_sources(src), root);
 	const auto claimed = sampler.claimed_ids();
 
-	struct sigaction sa = {};
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	install_stop_handlers();
 
 	// Sources set up lazily (BPF load and attach, perf_event_open) on their
 	// first collect, which can take most of a second: a warm-up snapshot
@@ -154,12 +128,9 @@ int cmd_stat(const std::vector<std::string> &args)
 	hwsig::Snapshot prev = first;
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	const auto step_ns = static_cast<long long>(interval * 1e9);
 	unsigned long done = 0;
-	while (!g_stop && (count == 0 || done < count)) {
-		long long ns = deadline.tv_nsec + step_ns;
-		deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
-		deadline.tv_nsec = static_cast<long>(ns % 1000000000);
+	while (!stop_requested() && (count == 0 || done < count)) {
+		deadline = deadline_after(deadline, interval);
 		if (!sleep_until(deadline))
 			break;
 		hwsig::Snapshot cur = sampler.take();
@@ -171,7 +142,7 @@ int cmd_stat(const std::vector<std::string> &args)
 	}
 	// Summary over the whole run when it adds something: several intervals
 	// in a table, or an interrupted run (perf stat's Ctrl-C behaviour).
-	bool interrupted = g_stop;
+	bool interrupted = stop_requested();
 	if (interrupted && done == 0) {
 		hwsig::Snapshot cur = sampler.take();
 		prev = std::move(cur);
