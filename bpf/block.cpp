@@ -27,10 +27,7 @@ const SkeletonOps<hwsig_block_bpf> kBlockOps = {
 
 Histogram log2_hist(const __u64 *slots, std::size_t n)
 {
-	Histogram h;
-	h.layout = Histogram::Layout::Log2;
-	h.counts.assign(slots, slots + n);
-	return h;
+	return Histogram::from_slots(Histogram::Layout::Log2, slots, n);
 }
 
 void add_into(std::vector<std::uint64_t> &into, const __u64 *slots, std::size_t n)

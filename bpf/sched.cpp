@@ -29,10 +29,7 @@ const SkeletonOps<hwsig_sched_bpf> kSchedOps = {
 
 Histogram log2_hist(const __u64 *slots, std::size_t n)
 {
-	Histogram h;
-	h.layout = Histogram::Layout::Log2;
-	h.counts.assign(slots, slots + n);
-	return h;
+	return Histogram::from_slots(Histogram::Layout::Log2, slots, n);
 }
 
 SchedCounts to_counts(const hwsig_sched_stats &s)

@@ -332,12 +332,8 @@ int cmd_hist(const std::vector<std::string> &args)
 	po::positional_options_description pos;
 	pos.add("positional", -1);
 	po::variables_map vm;
-	try {
-		po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-		po::notify(vm);
-	} catch (const po::error &e) {
-		return usage_error("hist", e.what());
-	}
+	if (!parse_command_line("hist", args, all, vm, &pos))
+		return 2;
 	if (vm.count("help")) {
 		std::cout << visible << "\n" << kHistExamples;
 		return 0;

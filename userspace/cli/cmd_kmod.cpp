@@ -386,12 +386,8 @@ int cmd_kmod(const std::vector<std::string> &args)
 	po::options_description all;
 	all.add(visible).add(hidden);
 	po::variables_map vars;
-	try {
-		po::store(po::command_line_parser(rest).options(all).run(), vars);
-		po::notify(vars);
-	} catch (const po::error &e) {
-		return usage_error("kmod", e.what());
-	}
+	if (!parse_command_line("kmod", rest, all, vars))
+		return 2;
 	if (vars.count("help")) {
 		std::cout << visible << "\n" << kExamples;
 		return 0;

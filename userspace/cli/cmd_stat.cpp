@@ -73,12 +73,8 @@ int cmd_stat(const std::vector<std::string> &args)
 	all.add(visible).add(hidden);
 
 	po::variables_map vars;
-	try {
-		po::store(po::command_line_parser(args).options(all).run(), vars);
-		po::notify(vars);
-	} catch (const po::error &e) {
-		return usage_error("stat", e.what());
-	}
+	if (!parse_command_line("stat", args, all, vars))
+		return 2;
 	if (vars.count("help")) {
 		std::cout << visible << "\n" << kExamples;
 		return 0;

@@ -45,6 +45,26 @@ int usage_error(const std::string &cmd, const std::string &msg)
 	return 2;
 }
 
+bool parse_command_line(const std::string &cmd, const std::vector<std::string> &args,
+			const boost::program_options::options_description &options,
+			boost::program_options::variables_map &vars,
+			const boost::program_options::positional_options_description *positional)
+{
+	namespace po = boost::program_options;
+	try {
+		po::command_line_parser parser(args);
+		parser.options(options);
+		if (positional)
+			parser.positional(*positional);
+		po::store(parser.run(), vars);
+		po::notify(vars);
+	} catch (const po::error &e) {
+		usage_error(cmd, e.what());
+		return false;
+	}
+	return true;
+}
+
 } // namespace hwsigctl
 
 int main(int argc, char **argv)

@@ -27,6 +27,16 @@ struct Histogram {
 	// Slot-wise cur - prev; nullopt when a slot went backwards (reset) or the
 	// layouts differ.
 	static std::optional<Histogram> delta(const Histogram &prev, const Histogram &cur);
+
+	// A histogram over n slots read from a BPF map (whatever the u64 type).
+	template <typename Count>
+	static Histogram from_slots(Layout layout, const Count *slots, std::size_t n)
+	{
+		Histogram h;
+		h.layout = layout;
+		h.counts.assign(slots, slots + n);
+		return h;
+	}
 };
 
 // q in [0,1]. Linear interpolation inside the slot that holds the q-th
