@@ -266,41 +266,64 @@ void report(const char *bench, const char *unit, const std::map<std::string, dou
 	}
 }
 
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	std::size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 // With the kernel's run-time accounting on: ns spent inside each mode's
-// programs per event (run() returns the number of events it caused).
+// programs per event (run() returns the number of events it caused). The
+// modes alternate over `reps` repetitions; each ratio is taken within one
+// repetition (so both sides saw the same conditions) and the median of
+// those is printed, next to each mode's median time.
 void in_program(const char *bench, const char *unit, const std::vector<Mode> &modes, const std::string &what,
-		const std::function<double()> &run)
+		int reps, const std::function<double()> &run)
 {
 	Fd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
 	if (!stats) {
 		std::printf("%s.in_program: unavailable (BPF_ENABLE_STATS: %s)\n", bench, std::strerror(errno));
 		return;
 	}
-	double empty = 0, floor = 0;
+	std::map<std::string, std::vector<double>> per_event, runs, vs_empty, vs_floor;
+	for (int r = 0; r < reps; ++r) {
+		double empty = 0, floor = 0;
+		for (const auto &m : modes) {
+			if (m.name == "none")
+				continue;
+			auto detach = m.attach();
+			std::string prefix = m.name.rfind("empty", 0) == 0 ? "empty_"
+					     : m.name.find("raw_tp") != std::string::npos ? "raw_" + what.substr(0, 5)
+											   : "btf_" + what.substr(0, 5);
+			RunTimes before = prog_run_times(prefix);
+			double events = run();
+			auto [ns, runs_total] = run_time_delta(before, prog_run_times(prefix));
+			detach();
+			double t = static_cast<double>(ns) / events;
+			per_event[m.name].push_back(t);
+			runs[m.name].push_back(static_cast<double>(runs_total) / events);
+			if (m.name == "empty_raw_tp")
+				empty = t;
+			else if (empty > 0)
+				vs_empty[m.name].push_back(t / empty);
+			if (m.name == "empty_wakeup_and_switch")
+				floor = t;
+			else if (m.name.rfind("hwsig", 0) == 0 && floor > 0)
+				vs_floor[m.name].push_back(t / floor);
+		}
+	}
 	for (const auto &m : modes) {
 		if (m.name == "none")
 			continue;
-		auto detach = m.attach();
-		std::string prefix = m.name.rfind("empty", 0) == 0 ? "empty_" : m.name.find("raw_tp") != std::string::npos
-									   ? "raw_" + what.substr(0, 5)
-									   : "btf_" + what.substr(0, 5);
-		RunTimes before = prog_run_times(prefix);
-		double events = run();
-		auto [ns, runs_total] = run_time_delta(before, prog_run_times(prefix));
-		detach();
-		double per_event = static_cast<double>(ns) / events;
-		double runs = static_cast<double>(runs_total) / events;
-		if (m.name == "empty_raw_tp")
-			empty = per_event;
-		if (m.name == "empty_wakeup_and_switch")
-			floor = per_event;
-		std::printf("%s.in_program.%s: %.0f ns/%s (%.2f program runs per %s)\n", bench, m.name.c_str(),
-			    per_event, unit, runs, unit);
-		if (m.name != "empty_raw_tp" && empty > 0)
-			std::printf("%s.in_program.%s_vs_empty: %.2f ratio\n", bench, m.name.c_str(), per_event / empty);
-		if (m.name.rfind("hwsig", 0) == 0 && floor > 0)
+		std::printf("%s.in_program.%s: %.0f ns/%s (median of %d; %.2f program runs per %s)\n", bench,
+			    m.name.c_str(), median(per_event[m.name]), unit, reps, median(runs[m.name]), unit);
+		if (!vs_empty[m.name].empty())
+			std::printf("%s.in_program.%s_vs_empty: %.2f ratio\n", bench, m.name.c_str(),
+				    median(vs_empty[m.name]));
+		if (!vs_floor[m.name].empty())
 			std::printf("%s.in_program.%s_vs_empty_wakeup_and_switch: %.2f ratio\n", bench, m.name.c_str(),
-				    per_event / floor);
+				    median(vs_floor[m.name]));
 	}
 }
 
@@ -356,7 +379,7 @@ int main(int argc, char **argv)
 		if (double floor = sched.at("empty_wakeup_and_switch") - sched.at("none"); floor > 0)
 			std::printf("bpf_sched.hwsig_tp_btf_vs_empty_wakeup_and_switch: %.2f ratio\n",
 				    (sched.at("hwsig_tp_btf") - sched.at("none")) / floor);
-		in_program("bpf_sched", "switch", sched_modes, "sched", [&] {
+		in_program("bpf_sched", "switch", sched_modes, "sched", reps, [&] {
 			ping_pong_ns_per_switch(cpu, kRounds);
 			return 2.0 * kRounds;
 		});
@@ -382,7 +405,7 @@ int main(int argc, char **argv)
 		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (fastest)\n",
 			    loop.path().c_str(), offsets.size(), reps);
 		report("bpf_block", "io", block, {"hwsig_tp_btf", "hwsig_raw_tp"});
-		in_program("bpf_block", "io", block_modes, "block", [&] {
+		in_program("bpf_block", "io", block_modes, "block", reps, [&] {
 			direct_read_ns(loop.path(), offsets);
 			return static_cast<double>(offsets.size());
 		});

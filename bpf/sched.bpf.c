@@ -4,13 +4,27 @@
  * A task's wait starts when it is woken (sched_wakeup, sched_wakeup_new) or
  * when it leaves a CPU still runnable (sched_switch with preempt or
  * TASK_RUNNING), and ends when sched_switch puts it on a CPU. The two kinds
- * are kept in separate histograms. The start time lives with the task:
- *   - tp_btf programs keep it in task-local storage (freed with the task,
- *     no map to fill up, no stale pid reuse);
- *   - raw_tp programs, the fallback for kernels without tp_btf or task
- *     storage, keep it in a hash keyed by pid (their task pointers are not
- *     BTF pointers, which task storage requires).
- * Userspace autoloads exactly one of the two sets. */
+ * are kept in separate histograms. Two program sets; userspace autoloads
+ * exactly one:
+ *   - tp_btf (the default): one program, on sched_switch only. The kernel
+ *     already measures every such wait (sched_info: last_queued is stamped
+ *     at the enqueue of a wakeup or at a preempted task's switch-out, and
+ *     sched_info_arrive() adds now - last_queued to run_delay and counts
+ *     pcount when the task gets the CPU). At each switch-out the program
+ *     takes the growth of prev's run_delay since its previous switch-out:
+ *     exactly one arrival lies between two switch-outs, so that growth is
+ *     the wait of the arrival that put prev on this CPU, and how prev left
+ *     the CPU the time before says which kind it was (kept in task-local
+ *     storage). No clock read and no wakeup program: one program run and
+ *     one storage lookup per switch. A wait is counted when the task next
+ *     leaves the CPU, not when it gets it; waits that span a migration are
+ *     whole (the kernel adds the part spent on the old run queue at the
+ *     dequeue).
+ *   - raw_tp, the fallback for kernels without tp_btf, task storage or
+ *     CONFIG_SCHED_INFO: timestamps taken at wakeup and preemption, kept in
+ *     a hash keyed by pid (raw_tp task pointers are not BTF pointers, which
+ *     task storage requires), the wait taken when sched_switch puts the
+ *     task on a CPU. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -30,18 +44,27 @@ __u32 nr_selected = 0;
 /* Slots in log2 milliseconds instead of microseconds (hwsigctl hist -m). */
 const volatile bool in_ms = false;
 
+/* raw_tp: a wait in progress. */
 struct task_wait {
 	__u64 start_ns;
 	__u32 kind; /* enum hwsig_sched_wait_kind; NONE: not waiting */
 	__u32 pad;
 };
 
+/* tp_btf: prev's sched_info as of its last switch-out. */
+struct task_seen {
+	__u64 run_delay;     /* sched_info.run_delay (ns, cumulative) */
+	__u64 pcount;        /* sched_info.pcount (arrivals, cumulative) */
+	__u32 left_runnable; /* that switch-out was involuntary */
+	__u32 valid;         /* 0 in a storage just created */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct task_wait);
-} task_wait SEC(".maps");
+	__type(value, struct task_seen);
+} task_seen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -130,54 +153,54 @@ static __always_inline struct hwsig_sched_stats *this_cpu_stats(void)
 	return bpf_map_lookup_elem(&cpu_stats, &zero);
 }
 
-/* ---- tp_btf: task-local storage ---- */
-
-static __always_inline int btf_wait_starts(struct task_struct *p, __u32 kind, __u64 now)
-{
-	struct task_wait *w;
-
-	if (!p->pid)
-		return 0;
-	w = bpf_task_storage_get(&task_wait, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (w) {
-		w->start_ns = now;
-		w->kind = kind;
-	}
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(btf_sched_wakeup, struct task_struct *p)
-{
-	return btf_wait_starts(p, HWSIG_WAIT_WAKEUP, bpf_ktime_get_ns());
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(btf_sched_wakeup_new, struct task_struct *p)
-{
-	return btf_wait_starts(p, HWSIG_WAIT_WAKEUP, bpf_ktime_get_ns());
-}
+/* ---- tp_btf: the kernel's sched_info, task-local storage ---- */
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct hwsig_sched_stats *cpu = this_cpu_stats();
-	__u64 now = bpf_ktime_get_ns();
-	struct task_wait *w;
+	struct hwsig_sched_stats *proc;
+	struct task_seen *seen;
+	__u64 run_delay, pcount;
+	bool runnable;
 
 	if (!cpu)
 		return 0;
 	/* Direct loads through the BTF pointers: no probe-read helper calls. */
-	if (prev->pid && (preempt || hwsig_task_state_btf(prev) == TASK_RUNNING)) {
-		count_involuntary(cpu, prev->tgid);
-		btf_wait_starts(prev, HWSIG_WAIT_PREEMPT, now);
+	if (next->pid) {
+		cpu->switch_in++;
+		proc = proc_of(next->tgid);
+		if (proc)
+			proc->switch_in++;
 	}
-	if (!next->pid)
+	if (!prev->pid)
 		return 0;
-	w = bpf_task_storage_get(&task_wait, next, 0, 0);
-	switch_in(cpu, next->tgid, now, w);
-	if (w)
-		w->kind = HWSIG_WAIT_NONE;
+	runnable = preempt || hwsig_task_state_btf(prev) == TASK_RUNNING;
+	proc = proc_of(prev->tgid);
+	if (runnable) {
+		cpu->involuntary++;
+		if (proc)
+			proc->involuntary++;
+	}
+	run_delay = prev->sched_info.run_delay;
+	pcount = prev->sched_info.pcount;
+	seen = bpf_task_storage_get(&task_seen, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!seen)
+		return 0;
+	/* One arrival since the last switch-out: its wait is the growth. */
+	if (seen->valid && pcount == seen->pcount + 1 && run_delay >= seen->run_delay) {
+		__u32 kind = seen->left_runnable ? HWSIG_WAIT_PREEMPT : HWSIG_WAIT_WAKEUP;
+		__u32 slot = hwsig_slot((run_delay - seen->run_delay) / (in_ms ? 1000000 : 1000),
+					HWSIG_SCHED_SLOTS);
+
+		add_wait(cpu, kind, slot);
+		if (proc)
+			add_wait(proc, kind, slot);
+	}
+	seen->run_delay = run_delay;
+	seen->pcount = pcount;
+	seen->left_runnable = runnable;
+	seen->valid = 1;
 	return 0;
 }
 

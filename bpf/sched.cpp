@@ -55,15 +55,13 @@ Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
 	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how, ms](hwsig_sched_bpf &s) {
 		bool btf = how == BpfAttach::TpBtf;
 		s.rodata->in_ms = ms;
-		bpf_program__set_autoload(s.progs.btf_sched_wakeup, btf);
-		bpf_program__set_autoload(s.progs.btf_sched_wakeup_new, btf);
 		bpf_program__set_autoload(s.progs.btf_sched_switch, btf);
 		bpf_program__set_autoload(s.progs.raw_sched_wakeup, !btf);
 		bpf_program__set_autoload(s.progs.raw_sched_wakeup_new, !btf);
 		bpf_program__set_autoload(s.progs.raw_sched_switch, !btf);
 		// Each set uses its own timestamp store; do not create the other
 		// (task storage does not exist before 5.11).
-		bpf_map__set_autocreate(s.maps.task_wait, btf);
+		bpf_map__set_autocreate(s.maps.task_seen, btf);
 		bpf_map__set_autocreate(s.maps.pid_wait, !btf);
 	});
 }

@@ -83,8 +83,10 @@ u64 hwsig_mmap_size(const struct hwsig_buffers *bufs)
 }
 
 /*
- * Append one record to pc's ring. Runs only in pc's timer callback (hard
- * irq on pc->cpu), the one writer of this ring, so head needs no atomics.
+ * Append one record to pc's ring. Runs only in pc's sampling work on
+ * pc->cpu; a work item never runs concurrently with itself and every stop
+ * cancels it before another configuration may write the same rings, so it
+ * is the one writer of this ring and head needs no atomics.
  * The payload comes from pc's last sample, read before the record is
  * opened so the window in which a reader can see it torn stays short.
  */
