@@ -24,12 +24,21 @@ static __always_inline __u64 hwsig_log2l(__u64 v)
 	return hwsig_log2(v);
 }
 
-/* The slot of v, clamped to the last of nr_slots. */
-static __always_inline __u32 hwsig_slot(__u64 v, __u32 nr_slots)
+/*
+ * The slot of v, clamped to the last of nr_slots: an array index the
+ * verifier accepts. 64-bit on purpose, and kept in one register by
+ * barrier_var(): a 32-bit index is zero-extended by clang (without alu32)
+ * on a fresh copy, and the 6.1 verifier does not carry the bound checked on
+ * one copy over to another ("unbounded memory access").
+ */
+static __always_inline __u64 hwsig_slot(__u64 v, __u64 nr_slots)
 {
 	__u64 slot = hwsig_log2l(v);
 
-	return slot >= nr_slots ? nr_slots - 1 : (__u32)slot;
+	if (slot >= nr_slots)
+		slot = nr_slots - 1;
+	barrier_var(slot);
+	return slot;
 }
 
 #endif

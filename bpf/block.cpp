@@ -64,6 +64,7 @@ struct BlockProbe::Impl {
 
 BlockProbe::BlockProbe(BpfAttach how, bool milliseconds)
 {
+	how = attach_from_environment(how);
 	int ncpu = libbpf_num_possible_cpus();
 	if (ncpu <= 0)
 		throw Error("BPF block: counting possible CPUs", -ncpu);
@@ -73,7 +74,7 @@ BlockProbe::BlockProbe(BpfAttach how, bool milliseconds)
 				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf, milliseconds), BpfAttach::TpBtf, ncpu});
 				return;
 			} catch (const Error &e) {
-				if (e.err() == EPERM || e.err() == EACCES)
+				if (bpf_detail::lacks_privilege(e.err()))
 					throw;
 			}
 		}

@@ -1,8 +1,12 @@
 // The BPF sources: attach lazily, read the probes, emit raw series.
 #include "hwsig/bpf_sources.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <string_view>
 #include <set>
 
 #include "hwsig/error.h"
@@ -21,6 +25,18 @@ const char *attach_name(BpfAttach how)
 	default:
 		return "auto";
 	}
+}
+
+BpfAttach attach_from_environment(BpfAttach how)
+{
+	const char *env = std::getenv("HWSIG_BPF_ATTACH");
+	if (how != BpfAttach::Auto || !env || !*env || std::string_view(env) == "auto")
+		return how;
+	if (std::string_view(env) == "tp_btf")
+		return BpfAttach::TpBtf;
+	if (std::string_view(env) == "raw_tp")
+		return BpfAttach::RawTp;
+	throw Error(std::string("HWSIG_BPF_ATTACH=") + env + ": want tp_btf, raw_tp or auto", EINVAL);
 }
 
 Histogram SchedCounts::wait_us() const
@@ -232,7 +248,111 @@ private:
 	LazyProbe<BlockProbe> probe_;
 };
 
+// The vhost collector. Unlike the others it cannot attach before vhost_net
+// is loaded: until then its metrics say "vhost not loaded" and every
+// collect checks again (one stat). A failed attach is remembered until the
+// module is reloaded (a kprobe-attached collector does not keep vhost_net
+// from being unloaded; a reloaded module needs new probes).
+class BpfVhostSource : public Source {
+public:
+	explicit BpfVhostSource(VhostAttach how) : how_(how) {}
+	std::string_view name() const override { return "bpf.vhost"; }
+	std::vector<std::string> provides() const override { return vhost_metric_ids(); }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		if (auto why = vhost_not_loaded_reason(ctx.root)) {
+			reset();
+			all_unavailable(snap, vhost_metric_ids(), *why);
+			return;
+		}
+		ino_t module = module_ino(ctx.root);
+		if ((probe_ || !failure_.empty()) && module != attached_module_)
+			reset(); // reloaded: attach to the new module
+		if (!probe_ && failure_.empty()) {
+			attached_module_ = module;
+			try {
+				probe_.emplace(how_, ctx.root);
+			} catch (const std::exception &e) {
+				failure_ = bpf_unavailable_reason(e);
+			}
+		}
+		if (!probe_) {
+			all_unavailable(snap, vhost_metric_ids(), failure_);
+			return;
+		}
+		try {
+			emit(ctx, snap);
+		} catch (const std::exception &e) {
+			all_unavailable(snap, vhost_metric_ids(), e.what());
+		}
+	}
+
+private:
+	static ino_t module_ino(const std::string &root)
+	{
+		struct stat st {};
+		if (::stat(join_path(root, "sys/module/vhost_net").c_str(), &st) != 0)
+			return 0;
+		return st.st_ino;
+	}
+
+	void reset()
+	{
+		probe_.reset();
+		failure_.clear();
+		retired_ = {};
+	}
+
+	void emit(const SourceContext &ctx, Snapshot &snap)
+	{
+		auto queues = probe_->queues();
+		// Queues whose worker exited: their counts move to retired_ (the
+		// VM and system sums must not go backwards), their entries go.
+		for (auto it = queues.begin(); it != queues.end();) {
+			if (path_exists(join_path(ctx.root, "proc/" + std::to_string(it->first.worker_tid)))) {
+				++it;
+				continue;
+			}
+			int owner = it->first.owner_tgid ? static_cast<int>(it->first.owner_tgid)
+							 : static_cast<int>(it->first.worker_tid);
+			if (auto o = owner_of_.find(it->first.worker_tid); o != owner_of_.end())
+				owner = o->second;
+			retired_.by_owner[owner] += it->second;
+			retired_.all += it->second;
+			probe_->forget(it->first);
+			it = queues.erase(it);
+		}
+		auto views = name_vhost_queues(queues, ctx.vms, [&](std::uint32_t tid) {
+			return vhost_worker_owner(ctx.root, tid);
+		});
+		owner_of_.clear();
+		for (const auto &v : views)
+			owner_of_[v.key.worker_tid] = v.owner;
+		// A retired owner that is gone (its VM ended) is dropped.
+		for (auto it = retired_.by_owner.begin(); it != retired_.by_owner.end();) {
+			if (path_exists(join_path(ctx.root, "proc/" + std::to_string(it->first))))
+				++it;
+			else
+				it = retired_.by_owner.erase(it);
+		}
+		add_vhost_series(snap, views, ctx.vms, retired_);
+	}
+
+	VhostAttach how_;
+	std::optional<VhostProbe> probe_;
+	std::string failure_;
+	ino_t attached_module_ = 0;
+	VhostRetired retired_;
+	std::map<std::uint32_t, int> owner_of_; // worker tid -> owner, last collect
+};
+
 } // namespace
+
+SourcePtr make_bpf_vhost_source(VhostAttach how)
+{
+	return std::make_unique<BpfVhostSource>(how);
+}
 
 SourcePtr make_bpf_sched_source()
 {

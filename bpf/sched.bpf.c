@@ -107,8 +107,13 @@ static __always_inline struct hwsig_sched_stats *proc_of(__u32 tgid)
 	return bpf_map_lookup_elem(&proc_stats, index);
 }
 
-static __always_inline void add_wait(struct hwsig_sched_stats *s, __u32 kind, __u32 slot)
+/* slot: from hwsig_slot() (bits.bpf.h), already an index the verifier
+ * accepts; checked again where it indexes, on the same register. */
+static __always_inline void add_wait(struct hwsig_sched_stats *s, __u32 kind, __u64 slot)
 {
+	barrier_var(slot);
+	if (slot >= HWSIG_SCHED_SLOTS)
+		return;
 	if (kind == HWSIG_WAIT_PREEMPT)
 		s->preempt_wait[slot]++;
 	else
@@ -131,7 +136,7 @@ static __always_inline void switch_in(struct hwsig_sched_stats *cpu, __u32 next_
 				      const struct task_wait *w)
 {
 	struct hwsig_sched_stats *proc = proc_of(next_tgid);
-	__u32 slot = 0;
+	__u64 slot = 0;
 	bool have_wait = w && w->kind != HWSIG_WAIT_NONE && now >= w->start_ns;
 
 	if (have_wait) {
@@ -190,7 +195,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	/* One arrival since the last switch-out: its wait is the growth. */
 	if (seen->valid && pcount == seen->pcount + 1 && run_delay >= seen->run_delay) {
 		__u32 kind = seen->left_runnable ? HWSIG_WAIT_PREEMPT : HWSIG_WAIT_WAKEUP;
-		__u32 slot = hwsig_slot((run_delay - seen->run_delay) / (in_ms ? 1000000 : 1000),
+		__u64 slot = hwsig_slot((run_delay - seen->run_delay) / (in_ms ? 1000000 : 1000),
 					HWSIG_SCHED_SLOTS);
 
 		add_wait(cpu, kind, slot);

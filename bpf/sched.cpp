@@ -87,6 +87,7 @@ struct SchedProbe::Impl {
 SchedProbe::SchedProbe(BpfAttach how, bool milliseconds)
 {
 	int ncpu = possible_cpus();
+	how = attach_from_environment(how);
 	if (how == BpfAttach::Auto) {
 		bool btf = bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage();
 		if (btf) {
@@ -95,7 +96,7 @@ SchedProbe::SchedProbe(BpfAttach how, bool milliseconds)
 				return;
 			} catch (const Error &e) {
 				// No permission will not get better with raw_tp.
-				if (e.err() == EPERM || e.err() == EACCES)
+				if (bpf_detail::lacks_privilege(e.err()))
 					throw;
 			}
 		}

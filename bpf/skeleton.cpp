@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -52,8 +53,11 @@ int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 const char *hint_for(int err)
 {
 	switch (err) {
-	case EPERM:
 	case EACCES:
+		if (geteuid() == 0)
+			return "the verifier rejected a program: HWSIG_LIBBPF_DEBUG=1 shows its log";
+		return "BPF needs root (CAP_BPF+CAP_PERFMON): run as root";
+	case EPERM:
 		return "BPF needs root (CAP_BPF+CAP_PERFMON): run as root";
 	case ENOENT:
 		return "the kernel lacks a tracepoint, BTF type or helper this program uses";
@@ -77,6 +81,11 @@ void install_libbpf_print()
 {
 	static std::once_flag once;
 	std::call_once(once, [] { libbpf_set_print(libbpf_print); });
+}
+
+bool lacks_privilege(int err)
+{
+	return err == EPERM || (err == EACCES && geteuid() != 0);
 }
 
 [[noreturn]] void throw_step(std::string_view name, std::string_view step, int err)

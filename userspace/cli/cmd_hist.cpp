@@ -1,6 +1,7 @@
-// hwsigctl hist runq|bio: the full in-kernel histograms, printed the way
-// libbpf-tools' runqlat and biolatency print them. Each interval shows what
-// happened during that interval (the difference of two cumulative reads).
+// hwsigctl hist runq|bio|vhost: the full in-kernel histograms, printed the
+// way libbpf-tools' runqlat and biolatency print them (vhost queue depths:
+// exact rows below 64, log2 rows above). Each interval shows what happened
+// during that interval (the difference of two cumulative reads).
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <csignal>
@@ -28,10 +29,13 @@ namespace po = boost::program_options;
 namespace {
 
 const char *kHistHelp =
-	"hwsigctl hist runq|bio [options] [interval [count]]\n\n"
+	"hwsigctl hist runq|bio|vhost [options] [interval [count]]\n\n"
 	"Prints the in-kernel log2 histograms like runqlat and biolatency do:\n"
-	"  runq  run-queue wait: wakeup or preemption -> running\n"
-	"  bio   block I/O latency: issue -> complete (per device with -D)\n"
+	"  runq   run-queue wait: wakeup or preemption -> running\n"
+	"  bio    block I/O latency: issue -> complete (per device with -D)\n"
+	"  vhost  vhost-net virtqueue depth (descriptors outstanding when the\n"
+	"         worker handles the queue), per virtqueue (per VM with -V),\n"
+	"         with the RX ring stalls; needs vhost_net loaded\n"
 	"Every interval seconds (default: once, at Ctrl-C) the counts of that\n"
 	"interval are printed, count times (default: until Ctrl-C). Needs root.\n\n"
 	"options";
@@ -47,7 +51,9 @@ const char *kHistExamples =
 	"  hwsigctl hist bio -D 1 10          I/O latency per disk, ten times\n"
 	"  hwsigctl hist bio -D --queue       insert -> issue (queue time) per disk\n"
 	"  hwsigctl hist bio -D --size        request sizes (log2 KiB) per disk\n"
-	"  hwsigctl hist bio -D --seek        seek distances (log2 sectors) per disk\n";
+	"  hwsigctl hist bio -D --seek        seek distances (log2 sectors) per disk\n"
+	"  hwsigctl hist vhost 1 10           virtqueue depths, ten 1-second histograms\n"
+	"  hwsigctl hist vhost -V             one histogram per VM (its queues merged)\n";
 
 } // namespace
 
@@ -120,12 +126,46 @@ void print_log2_hist(const hwsig::Histogram &h, const char *val_type)
 }
 
 
+// The vhost depth slots (Histogram::Layout::LinearLog2): one row per depth
+// below 64, "low -> high" rows above; from the lowest to the highest
+// non-empty slot, nothing when empty.
+void print_linear_log2_hist(const hwsig::Histogram &h, const char *val_type)
+{
+	int idx_min = -1, idx_max = -1;
+	std::uint64_t val_max = 0;
+	for (std::size_t i = 0; i < h.counts.size(); ++i) {
+		if (h.counts[i] == 0)
+			continue;
+		if (idx_min < 0)
+			idx_min = static_cast<int>(i);
+		idx_max = static_cast<int>(i);
+		if (h.counts[i] > val_max)
+			val_max = h.counts[i];
+	}
+	if (idx_max < 0)
+		return;
+	std::printf("%5s%-19s : count    distribution\n", "", val_type);
+	for (int i = idx_min; i <= idx_max; ++i) {
+		auto [lo, hi] = h.slot_range(static_cast<std::size_t>(i));
+		auto low = static_cast<unsigned long long>(lo);
+		auto high = static_cast<unsigned long long>(hi) - 1;
+		std::uint64_t val = h.counts[static_cast<std::size_t>(i)];
+		if (low == high)
+			std::printf("%10llu    %-10s : %-8llu |", low, "", static_cast<unsigned long long>(val));
+		else
+			std::printf("%10llu -> %-10llu : %-8llu |", low, high, static_cast<unsigned long long>(val));
+		print_stars(val, val_max, 40);
+		std::printf("|\n");
+	}
+}
+
 struct HistOptions {
-	std::string what; // runq | bio
+	std::string what; // runq | bio | vhost
 	double interval = 0;
 	unsigned long count = 0;
 	bool ms = false, per_process = false, per_cpu = false, per_disk = false, timestamp = false;
 	bool queue = false, size = false, seek = false;
+	bool per_vm = false; // vhost
 	std::vector<int> pids;
 	std::string kind = "all"; // runq: all | wakeup | preempt
 	std::string root = "/";
@@ -301,6 +341,59 @@ int run_bio(const HistOptions &o)
 	});
 }
 
+int run_vhost(const HistOptions &o)
+{
+	hwsig::VhostProbe probe(hwsig::VhostAttach::Auto, o.root);
+	std::map<std::string, Histogram> prev;
+	std::map<std::string, std::uint64_t> prev_stalls;
+	std::string banner = std::string("Tracing vhost-net virtqueue depths (") +
+			     hwsig::vhost_attach_name(probe.attached_as()) + ")";
+	return interval_loop(o, banner.c_str(), [&] {
+		auto vms = hwsig::discover_vms(o.root);
+		auto views = hwsig::name_vhost_queues(probe.queues(), &vms, [&](std::uint32_t tid) {
+			return hwsig::vhost_worker_owner(o.root, tid);
+		});
+		// What to print: a title and counts per queue, or per VM.
+		struct Row {
+			std::string title;
+			hwsig::VhostQueueCounts c;
+			bool rx = true;
+		};
+		std::map<std::string, Row> rows;
+		for (const auto &v : views) {
+			std::string vm = v.vm_scope.empty() ? "" : v.vm_scope.substr(3);
+			if (o.per_vm) {
+				std::string key = vm.empty() ? "pid " + std::to_string(v.owner) : "vm " + vm;
+				Row &r = rows[key];
+				r.title = vm.empty() ? "owner = " + std::to_string(v.owner) + " (not a discovered VM)"
+						     : "vm = " + vm + " (pid " + std::to_string(v.owner) + ")";
+				r.c += v.counts;
+			} else {
+				Row &r = rows[v.scope];
+				r.title = "vq = " + v.scope + (vm.empty() ? "" : " vm = " + vm) +
+					  " worker = " + std::to_string(v.key.worker_tid);
+				r.c = v.counts;
+				r.rx = !v.key.tx;
+			}
+		}
+		if (rows.empty())
+			std::printf("no vhost-net virtqueue has been handled yet\n");
+		for (const auto &[key, r] : rows) {
+			Histogram d = diff(prev[key], r.c.depth);
+			prev[key] = r.c.depth;
+			std::uint64_t stalls = r.c.stalls - std::min(r.c.stalls, prev_stalls[key]);
+			prev_stalls[key] = r.c.stalls;
+			std::printf("\n%s\n", r.title.c_str());
+			if (r.rx)
+				std::printf("ring stalls = %llu\n", static_cast<unsigned long long>(stalls));
+			print_linear_log2_hist(d, "depth");
+		}
+		if (std::uint64_t dropped = probe.dropped())
+			std::printf("\n%llu handler runs not counted: queue map full\n",
+				    static_cast<unsigned long long>(dropped));
+	});
+}
+
 } // namespace
 
 namespace hwsigctl {
@@ -324,6 +417,7 @@ int cmd_hist(const std::vector<std::string> &args)
 		("queue,Q", po::bool_switch(&o.queue), "bio: queue time (insert -> issue) instead of latency")
 		("size", po::bool_switch(&o.size), "bio: request sizes in log2 KiB")
 		("seek", po::bool_switch(&o.seek), "bio: seek distances in log2 sectors")
+		("vms,V", po::bool_switch(&o.per_vm), "vhost: one histogram per VM instead of per virtqueue")
 		("root", po::value<std::string>(&o.root)->default_value("/"), "prefix for /proc and /sys");
 	po::options_description hidden;
 	hidden.add_options()("positional", po::value<std::vector<std::string>>(&positional));
@@ -339,10 +433,10 @@ int cmd_hist(const std::vector<std::string> &args)
 		return 0;
 	}
 	if (positional.empty())
-		return usage_error("hist", "which histogram: runq or bio");
+		return usage_error("hist", "which histogram: runq, bio or vhost");
 	o.what = positional[0];
-	if (o.what != "runq" && o.what != "bio")
-		return usage_error("hist", "unknown histogram '" + o.what + "' (runq or bio)");
+	if (o.what != "runq" && o.what != "bio" && o.what != "vhost")
+		return usage_error("hist", "unknown histogram '" + o.what + "' (runq, bio or vhost)");
 	if (positional.size() > 3)
 		return usage_error("hist", "too many arguments: [interval [count]]");
 	try {
@@ -371,11 +465,18 @@ int cmd_hist(const std::vector<std::string> &args)
 		return usage_error("hist", "-D, -Q, --size and --seek are for bio");
 	if (o.what == "bio" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all"))
 		return usage_error("hist", "-P, -p, -C and --kind are for runq");
+	if (o.what == "vhost" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all" ||
+				  o.per_disk || o.queue || o.size || o.seek || o.ms))
+		return usage_error("hist", "vhost takes only -V, -T and [interval [count]]");
+	if (o.what != "vhost" && o.per_vm)
+		return usage_error("hist", "-V is for vhost");
 	if (static_cast<int>(o.queue) + static_cast<int>(o.size) + static_cast<int>(o.seek) > 1)
 		return usage_error("hist", "pick one of -Q, --size, --seek");
 	if (geteuid() != 0)
 		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
 				     "(CAP_BPF+CAP_PERFMON)\n");
+	if (o.what == "vhost")
+		return run_vhost(o);
 	return o.what == "runq" ? run_runq(o) : run_bio(o);
 }
 

@@ -19,7 +19,7 @@ const Command kCommands[] = {
 	{"stat", cmd_stat, "live metrics from every layer, per interval (default command)"},
 	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
 	{"kmod", hwsigctl::cmd_kmod, "hwsig.ko: info|status|start|stop|records"},
-	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio"},
+	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio|vhost"},
 };
 
 void print_help()

@@ -119,15 +119,16 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back({"io.pattern_entropy", "0..1", io, "BPF block",
 		     "normalized entropy of log2 seek distances: sequential ~0, random ~1",
 		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}, true});
-	// vhost
+	// vhost (Documentation/vhost.rst)
 	c.push_back(pct("vhost.queue_depth_p50", "descriptors", vh, "BPF vhost",
-			"outstanding descriptors (avail - last_avail) seen by the worker, median",
+			"outstanding descriptors (avail - last_avail) when the worker handles the queue, median",
 			s::kVhostDepth, 0.50));
 	c.push_back(pct("vhost.queue_depth_p99", "descriptors", vh, "BPF vhost",
-			"outstanding descriptors seen by the worker, 99th percentile", s::kVhostDepth,
-			0.99));
+			"outstanding descriptors when the worker handles the queue, 99th percentile",
+			s::kVhostDepth, 0.99));
 	c.push_back(rate("vhost.ring_stalls_ps", "stalls/s", vh, "BPF vhost",
-			 "worker had work pending but no descriptors, per second", {s::kVhostStalls}));
+			 "RX: handle_rx runs that had a packet pending but no guest buffer for it, per second",
+			 {s::kVhostStalls}));
 	// Scheduler
 	c.push_back(pct("sched.runq_wait_p50_us", "us", sch, "BPF sched",
 			"wakeup or preemption -> running, median", s::kRunqWaitUs, 0.50));

@@ -4,10 +4,26 @@
 
 namespace hwsig {
 
+std::size_t Histogram::linear_log2_slot(std::uint64_t v)
+{
+	if (v < kLinearLog2Exact)
+		return static_cast<std::size_t>(v);
+	// 64..127 -> 64, 128..255 -> 65, ...
+	std::size_t slot = kLinearLog2Exact;
+	for (v >>= 7; v; v >>= 1)
+		++slot;
+	return slot;
+}
+
 std::pair<double, double> Histogram::slot_range(std::size_t i) const
 {
-	if (layout == Layout::Linear)
+	if (layout == Layout::Linear || (layout == Layout::LinearLog2 && i < kLinearLog2Exact))
 		return {static_cast<double>(i), static_cast<double>(i + 1)};
+	if (layout == Layout::LinearLog2) {
+		int k = static_cast<int>(i - kLinearLog2Exact);
+		return {std::ldexp(static_cast<double>(kLinearLog2Exact), k),
+			std::ldexp(static_cast<double>(kLinearLog2Exact), k + 1)};
+	}
 	if (i == 0)
 		return {0.0, 2.0};
 	return {std::ldexp(1.0, static_cast<int>(i)), std::ldexp(1.0, static_cast<int>(i) + 1)};
@@ -41,11 +57,46 @@ std::optional<Histogram> Histogram::delta(const Histogram &prev, const Histogram
 	return d;
 }
 
+namespace {
+
+// Nearest rank over integer-valued slots (Linear, LinearLog2): see
+// histogram.h for the rule and its bound.
+double integer_percentile(const Histogram &h, double q, std::uint64_t total)
+{
+	// ceil(q * total) without letting 0.07 * 100 = 7.000000000000001 round up.
+	double exact = q * static_cast<double>(total);
+	double r = std::ceil(exact - 1e-9 * (exact > 1 ? exact : 1));
+	std::uint64_t rank = r < 1 ? 1 : static_cast<std::uint64_t>(r);
+	if (rank > total)
+		rank = total;
+	std::uint64_t below = 0;
+	std::size_t last = 0;
+	for (std::size_t i = 0; i < h.counts.size(); ++i) {
+		std::uint64_t n = h.counts[i];
+		if (n == 0)
+			continue;
+		last = i;
+		if (rank <= below + n) {
+			auto [lo, hi] = h.slot_range(i);
+			if (hi - lo <= 1.0)
+				return lo; // one value: exact
+			double j = static_cast<double>(rank - below);
+			return lo + std::floor((j - 0.5) * (hi - lo) / static_cast<double>(n));
+		}
+		below += n;
+	}
+	return h.slot_range(last).first; // not reached: rank <= total
+}
+
+} // namespace
+
 std::optional<double> percentile(const Histogram &h, double q)
 {
 	std::uint64_t total = h.total();
 	if (total == 0 || !(q >= 0.0 && q <= 1.0))
 		return std::nullopt;
+	if (h.layout == Histogram::Layout::LinearLog2)
+		return integer_percentile(h, q, total);
 	double rank = q * static_cast<double>(total);
 	double below = 0;
 	for (std::size_t i = 0; i < h.counts.size(); ++i) {

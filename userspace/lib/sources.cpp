@@ -57,6 +57,7 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 #ifdef HWSIG_HAVE_BPF
 	add(sources, make_bpf_sched_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
 	add(sources, make_bpf_block_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
+	add(sources, make_bpf_vhost_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
 #endif
 	return sources;
 }

@@ -11,6 +11,7 @@
 
 #include "hwsig/histogram.h"
 #include "hwsig/source.h"
+#include "hwsig/vhost.h"
 
 namespace hwsig {
 
@@ -27,6 +28,10 @@ SourcePtr make_bpf_block_source();
 // kernel has it, else raw_tp. Forcing one is for tests and benchmarks.
 enum class BpfAttach { Auto, TpBtf, RawTp };
 const char *attach_name(BpfAttach how);
+// Auto, unless the environment's HWSIG_BPF_ATTACH says tp_btf or raw_tp:
+// how an operator (or a test) forces the sched and block program sets
+// without a rebuild. Any other value throws hwsig::Error (EINVAL).
+BpfAttach attach_from_environment(BpfAttach how);
 
 struct SchedCounts {
 	Histogram wakeup_wait_us;  // wakeup -> on CPU, log2 us
@@ -81,6 +86,48 @@ public:
 	BpfAttach attached_as() const;
 	// Key: kernel dev_t (major << 20 | minor) of the whole disk.
 	std::map<std::uint32_t, BlockCounts> devices() const;
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+// Which vhost program set to load (bpf/vhost.bpf.c). Auto tries Fentry,
+// then Mixed, then Kprobe, and keeps the first that loads and attaches.
+enum class VhostAttach {
+	Auto,
+	Fentry, // fentry/fexit on handle_tx, handle_rx and vhost_get_vq_desc
+	Mixed,  // fentry/fexit on the handlers, kprobe+kretprobe on vhost_get_vq_desc
+	Kprobe, // kprobes and kretprobes only
+};
+const char *vhost_attach_name(VhostAttach how);
+
+// Series bpf.vhost_* at vq:<pid>:<index>:<rx|tx>, vm:NAME and system
+// (hwsig/vhost.h, Documentation/vhost.rst). Attaches only once vhost_net is
+// loaded (checked cheaply at every collect until then: "vhost not loaded");
+// re-attaches when the module is reloaded. how: which program set (tests).
+SourcePtr make_bpf_vhost_source(VhostAttach how = VhostAttach::Auto);
+
+class VhostProbe {
+public:
+	// Opens, loads and attaches; throws hwsig::Error (with errno) when
+	// vhost_net is not loaded, its BTF is missing, a hooked function name
+	// is ambiguous, or no program set attaches (the message says why for
+	// each set tried). root: where /sys and /proc are (tests).
+	explicit VhostProbe(VhostAttach how = VhostAttach::Auto, const std::string &root = "/");
+	~VhostProbe();
+	VhostProbe(VhostProbe &&) noexcept;
+	VhostProbe &operator=(VhostProbe &&) noexcept;
+
+	VhostAttach attached_as() const;
+	// Every queue seen since attach, cumulative.
+	std::map<VhostQueueKey, VhostQueueCounts> queues() const;
+	// Drops a queue's entry (its worker exited).
+	void forget(const VhostQueueKey &key);
+	// Handler invocations not counted because the queue map was full.
+	std::uint64_t dropped() const;
+	// The loaded programs (name, fd): for BPF_ENABLE_STATS run-time figures.
+	std::vector<std::pair<std::string, int>> programs() const;
 
 private:
 	struct Impl;

@@ -17,7 +17,15 @@ struct Histogram {
 		Log2,
 		// Slot i holds exactly the value i; the last slot holds >= its index.
 		Linear,
+		// Exact below kLinearLog2Exact (slot i < 64 holds exactly the
+		// value i), log2 above: slot 64+k holds [64*2^k, 64*2^(k+1)).
+		// The vhost queue depths (bpf/hwsig_vhost.h): 74 slots, the last
+		// one [32768, 65536) covering every 16-bit depth.
+		LinearLog2,
 	};
+	static constexpr std::size_t kLinearLog2Exact = 64;
+	// The LinearLog2 slot of value v (unbounded: callers clamp).
+	static std::size_t linear_log2_slot(std::uint64_t v);
 	Layout layout = Layout::Log2;
 	std::vector<std::uint64_t> counts;
 
@@ -42,6 +50,15 @@ struct Histogram {
 // q in [0,1]. Linear interpolation inside the slot that holds the q-th
 // value. Error bound: the true quantile lies in that slot, so the error is at
 // most the slot width (for Log2: a factor of 2). nullopt when empty.
+//
+// Linear and LinearLog2 hold integer values; their rule is nearest rank: the
+// value of the r-th smallest sample, r = ceil(q * total) (at least 1). In a
+// slot that holds one value (every Linear slot, LinearLog2 slots below 64)
+// that value is returned exactly: 200 samples of 8 give p50 = 8, never 8.5.
+// In a LinearLog2 log2 slot [L, 2L) the j-th of its n samples is estimated
+// as if the n were spread evenly over its L integers: L + floor((j - 1/2) *
+// L / n). The estimate and the true value both lie in [L, 2L-1]: the error is
+// at most L-1, less than the true value (within a factor of 2).
 std::optional<double> percentile(const Histogram &h, double q);
 
 // Shannon entropy of the slot distribution normalised by log2(number of

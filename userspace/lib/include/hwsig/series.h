@@ -70,8 +70,9 @@ inline constexpr const char *kIoReadBytes = "bpf.io_read_bytes";   // completed,
 inline constexpr const char *kIoWriteBytes = "bpf.io_write_bytes"; // completed, counter
 inline constexpr const char *kIoSizeKib = "bpf.io_size_kib";       // request size, log2 KiB
 
-// BPF vhost. Scopes: vq:<pid>:<index>:<rx|tx>, vm:NAME.
-inline constexpr const char *kVhostDepth = "bpf.vhost_depth";   // Linear histogram
+// BPF vhost (Documentation/vhost.rst). Scopes: vq:<pid>:<index>:<rx|tx>,
+// vm:NAME, system. Stalls only for RX queues (and the sums).
+inline constexpr const char *kVhostDepth = "bpf.vhost_depth";   // LinearLog2 histogram, descriptors
 inline constexpr const char *kVhostStalls = "bpf.vhost_stalls"; // counter
 
 } // namespace hwsig::series

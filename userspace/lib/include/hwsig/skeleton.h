@@ -30,6 +30,10 @@ void ensure_tracefs();
 // Before load: mounts tracefs if a program that will load is a classic
 // tracepoint (tp_btf and raw_tp attach by name and need no tracefs).
 void before_load(std::string_view name, struct ::bpf_object *obj);
+// Whether a failed step's errno means missing privileges, so that another
+// program set would fail alike. EACCES as root is the verifier rejecting a
+// program (6.1 answers an unbounded access so), which another set may pass.
+bool lacks_privilege(int err);
 } // namespace bpf_detail
 
 // The four generated functions of one skeleton type.

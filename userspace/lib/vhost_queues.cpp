@@ -1,0 +1,176 @@
+// vhost queues -> scopes and series (vhost.h). Documentation/vhost.rst.
+#include "hwsig/vhost.h"
+
+#include <algorithm>
+#include <set>
+
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
+#include "hwsig/series.h"
+#include "hwsig/vm_parse.h"
+
+namespace hwsig {
+
+namespace {
+
+constexpr const char *kSource = "bpf";
+
+void add_hist(Histogram &into, const Histogram &from)
+{
+	into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
+	for (std::size_t i = 0; i < from.counts.size(); ++i)
+		into.counts[i] += from.counts[i];
+}
+
+std::optional<int> tgid_of(const std::string &root, int tid)
+{
+	FileRead r = read_file(join_path(root, "proc/" + std::to_string(tid) + "/status"), 64 << 10);
+	if (!r.data)
+		return std::nullopt;
+	for (auto line : split_lines(*r.data)) {
+		if (!line.starts_with("Tgid:"))
+			continue;
+		auto n = parse_u64(trim(line.substr(5)));
+		if (!n || *n == 0 || *n > 0x7fffffff)
+			return std::nullopt;
+		return static_cast<int>(*n);
+	}
+	return std::nullopt;
+}
+
+} // namespace
+
+VhostQueueCounts &VhostQueueCounts::operator+=(const VhostQueueCounts &o)
+{
+	add_hist(depth, o.depth);
+	samples += o.samples;
+	handled += o.handled;
+	stalls += o.stalls;
+	read_errors += o.read_errors;
+	return *this;
+}
+
+std::string vhost_queue_scope(int owner, unsigned index, bool tx)
+{
+	return "vq:" + std::to_string(owner) + ":" + std::to_string(index) + (tx ? ":tx" : ":rx");
+}
+
+std::optional<int> vhost_worker_owner(const std::string &root, std::uint32_t worker_tid)
+{
+	FileRead r = read_file(join_path(root, "proc/" + std::to_string(worker_tid) + "/comm"), 256);
+	if (!r.data)
+		return std::nullopt;
+	auto setter = vmparse::parse_vhost_comm(trim(*r.data));
+	if (!setter)
+		return std::nullopt;
+	if (auto tgid = tgid_of(root, *setter))
+		return tgid;
+	// The thread that set the owner exited. On 6.4+ the worker is itself a
+	// thread of the owner process: its own Tgid. (A 6.1 kthread is its own
+	// thread group: nothing to learn from it.)
+	auto own = tgid_of(root, static_cast<int>(worker_tid));
+	if (own && *own != static_cast<int>(worker_tid))
+		return own;
+	return std::nullopt;
+}
+
+std::vector<VhostQueueView> name_vhost_queues(
+	const std::map<VhostQueueKey, VhostQueueCounts> &queues, const std::vector<Vm> *vms,
+	const std::function<std::optional<int>(std::uint32_t)> &owner_of_worker)
+{
+	std::map<std::uint32_t, int> owner_of; // worker tid -> owner
+	std::map<int, std::set<std::uint32_t>> workers_of; // owner -> its workers
+	for (const auto &[key, counts] : queues) {
+		(void)counts;
+		if (owner_of.count(key.worker_tid))
+			continue;
+		std::optional<int> owner;
+		if (key.owner_tgid)
+			owner = static_cast<int>(key.owner_tgid);
+		if (!owner && vms) {
+			for (const Vm &vm : *vms)
+				if (std::find(vm.vhost_tids.begin(), vm.vhost_tids.end(),
+					      static_cast<int>(key.worker_tid)) != vm.vhost_tids.end())
+					owner = vm.pid;
+		}
+		if (!owner && owner_of_worker)
+			owner = owner_of_worker(key.worker_tid);
+		if (!owner)
+			owner = static_cast<int>(key.worker_tid);
+		owner_of[key.worker_tid] = *owner;
+		workers_of[*owner].insert(key.worker_tid);
+	}
+	std::map<int, std::string> vm_scope; // owner -> vm:NAME
+	if (vms)
+		for (const Vm &vm : *vms)
+			vm_scope[vm.pid] = vm.scope();
+
+	std::vector<VhostQueueView> out;
+	for (const auto &[key, counts] : queues) {
+		VhostQueueView v;
+		v.key = key;
+		v.owner = owner_of[key.worker_tid];
+		const auto &workers = workers_of[v.owner];
+		v.pair = static_cast<unsigned>(std::distance(workers.begin(), workers.find(key.worker_tid)));
+		v.index = 2 * v.pair + key.queue;
+		v.scope = vhost_queue_scope(v.owner, v.index, key.tx);
+		if (auto it = vm_scope.find(v.owner); it != vm_scope.end())
+			v.vm_scope = it->second;
+		v.counts = counts;
+		out.push_back(std::move(v));
+	}
+	std::sort(out.begin(), out.end(), [](const VhostQueueView &a, const VhostQueueView &b) {
+		return a.owner != b.owner ? a.owner < b.owner : a.index < b.index;
+	});
+	return out;
+}
+
+const std::vector<std::string> &vhost_metric_ids()
+{
+	static const std::vector<std::string> ids = {"vhost.queue_depth_p50", "vhost.queue_depth_p99",
+						     "vhost.ring_stalls_ps"};
+	return ids;
+}
+
+void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
+		      const std::vector<Vm> *vms, const VhostRetired &retired)
+{
+	VhostQueueCounts all = retired.all;
+	std::map<int, VhostQueueCounts> by_owner = retired.by_owner;
+	for (const auto &q : queues) {
+		snap.add_histogram(series::kVhostDepth, q.scope, q.counts.depth, kSource);
+		if (q.key.tx)
+			snap.add_unavailable("vhost.ring_stalls_ps", q.scope,
+					     "no ring stalls on TX queues by definition (Documentation/vhost.rst)");
+		else
+			snap.add_counter(series::kVhostStalls, q.scope, static_cast<double>(q.counts.stalls),
+					 kSource);
+		all += q.counts;
+		by_owner[q.owner] += q.counts;
+	}
+	if (vms) {
+		for (const Vm &vm : *vms) {
+			auto it = by_owner.find(vm.pid);
+			if (it == by_owner.end()) {
+				for (const auto &id : vhost_metric_ids())
+					snap.add_unavailable(id, vm.scope(), "no vhost-net virtqueue seen for this VM");
+				continue;
+			}
+			snap.add_histogram(series::kVhostDepth, vm.scope(), it->second.depth, kSource);
+			snap.add_counter(series::kVhostStalls, vm.scope(), static_cast<double>(it->second.stalls),
+					 kSource);
+		}
+	}
+	snap.add_histogram(series::kVhostDepth, "system", all.depth, kSource);
+	snap.add_counter(series::kVhostStalls, "system", static_cast<double>(all.stalls), kSource);
+}
+
+std::optional<std::string> vhost_not_loaded_reason(const std::string &root)
+{
+	if (path_exists(join_path(root, "sys/module/vhost_net")) ||
+	    path_exists(join_path(root, "sys/kernel/btf/vhost_net")))
+		return std::nullopt;
+	return std::string("vhost not loaded (no vhost_net module)");
+}
+
+} // namespace hwsig
