@@ -26,14 +26,14 @@ int BPF_KPROBE(empty_kp_handle_tx)
 	return 0;
 }
 
-SEC("kprobe/vhost_get_vq_desc")
-int BPF_KPROBE(empty_kp_get_vq_desc)
+SEC("fentry/vhost_enable_notify")
+int BPF_PROG(empty_fe_enable_notify)
 {
 	return 0;
 }
 
-SEC("kretprobe/vhost_get_vq_desc")
-int BPF_KRETPROBE(empty_krp_get_vq_desc)
+SEC("kprobe/vhost_enable_notify")
+int BPF_KPROBE(empty_kp_enable_notify)
 {
 	return 0;
 }

@@ -5,19 +5,21 @@
  *   depth  sampled at the entry of handle_tx / handle_rx (the vhost worker
  *          is about to handle that queue): (u16)(avail->idx, read from the
  *          ring in the owner's memory, - vq->last_avail_idx);
- *   stall  a handle_rx invocation during which vhost_get_vq_desc() on that
- *          RX queue returned vq->num: a packet was pending (handle_rx only
- *          fetches buffers after peeking one) and the guest had posted no,
- *          or not enough, receive buffers. Counted at most once per
+ *   stall  a handle_rx invocation during which vhost_enable_notify() was
+ *          called on that invocation's RX queue. handle_rx calls it there
+ *          exactly when get_rx_bufs() found no (or not enough) receive
+ *          buffers for a packet it had peeked on the tap, i.e. when
+ *          vhost_get_vq_desc() returned vq->num -- unless busy polling
+ *          (busyloop_timeout, off by default) was interrupted by pending
+ *          work, when it requeues itself instead. Counted at most once per
  *          invocation. TX has no stalls by this definition.
  *
- * Three program sets, one autoloaded (userspace tries them in this order):
- *   fentry  fentry handle_tx/handle_rx, fexit handle_rx, fexit
- *           vhost_get_vq_desc (its 7 arguments need a kernel whose
- *           trampolines take more than 6: x86 since 6.5);
- *   mixed   the fentry/fexit handler programs plus kprobe + kretprobe on
- *           vhost_get_vq_desc (6.1);
- *   kprobe  kprobes and kretprobes only (no fentry on this kernel).
+ * The stall hook runs once per stalled handle_rx (and once per handle_tx
+ * that empties its ring), never per descriptor. Two program sets, one
+ * autoloaded (userspace tries them in this order):
+ *   fentry  fentry handle_tx/handle_rx/vhost_enable_notify, fexit handle_rx;
+ *   kprobe  kprobes on the same three, a kretprobe on handle_rx (kernels
+ *           without fentry).
  *
  * The vhost types live in the vhost and vhost_net modules, not in vmlinux:
  * they are declared here with only the fields used, and libbpf relocates
@@ -40,8 +42,6 @@ struct vhost_dev___hwsig {
 } __attribute__((preserve_access_index));
 
 struct vhost_virtqueue___hwsig {
-	struct vhost_dev___hwsig *dev;
-	unsigned int num;
 	struct vring_avail *avail; /* __user: the owner's memory */
 	__u16 last_avail_idx;
 } __attribute__((preserve_access_index));
@@ -62,11 +62,9 @@ struct vhost_net___hwsig {
 /* What one worker thread is doing in handle_rx, for the stall programs. */
 struct worker_state {
 	struct hwsig_vhost_key rx_key; /* the RX queue handle_rx is handling */
-	__u32 armed_num;               /* kprobe: vq->num of the call in flight */
-	__u64 rx_vq;                   /* its vhost_virtqueue; 0: not in handle_rx */
-	__u8 armed;                    /* kprobe: a vhost_get_vq_desc on rx_vq in flight */
 	__u8 stalled;                  /* this invocation's stall is counted */
-	__u8 pad[6];
+	__u8 pad[3];
+	__u64 rx_vq;                   /* its vhost_virtqueue; 0: not in handle_rx */
 };
 
 struct {
@@ -176,7 +174,6 @@ static __always_inline void rx_begins(const struct hwsig_vhost_key *key, __u64 r
 		return;
 	w->rx_key = *key;
 	w->rx_vq = rx_vq;
-	w->armed = 0;
 	w->stalled = 0;
 }
 
@@ -184,10 +181,27 @@ static __always_inline void rx_ends(void)
 {
 	struct worker_state *w = this_worker(0);
 
-	if (w) {
+	if (w)
 		w->rx_vq = 0;
-		w->armed = 0;
-	}
+}
+
+/* vhost_enable_notify(dev, vq) was called: a stall if this worker is in
+ * handle_rx and vq is the RX queue it handles. First, by address alone
+ * (nothing is read), whether vq is the RX queue of the vhost_net device
+ * that dev would belong to: this sends the TX calls (one per handle_tx that
+ * empties its ring) away before the task-storage lookup. For another vhost
+ * driver's dev the address means nothing and the storage test rejects it. */
+static __always_inline void enable_notify(struct vhost_dev___hwsig *dev, __u64 vq)
+{
+	struct vhost_net___hwsig *net =
+		(void *)((char *)dev - bpf_core_field_offset(struct vhost_net___hwsig, dev));
+	struct worker_state *w;
+
+	if (vq != (__u64)&net->vqs[HWSIG_VHOST_RX].vq)
+		return;
+	w = this_worker(0);
+	if (w && w->rx_vq && w->rx_vq == vq)
+		count_stall(w);
 }
 
 /* ---- fentry / fexit: BTF pointers, direct loads ---- */
@@ -238,19 +252,10 @@ int BPF_PROG(fx_handle_rx, struct vhost_net___hwsig *net)
 	return 0;
 }
 
-/* vhost_get_vq_desc(vq, iov, iov_size, out_num, in_num, log, log_num): the
- * first test (one load, one compare) settles nearly every call. */
-SEC("fexit/vhost_get_vq_desc")
-int BPF_PROG(fx_get_vq_desc, struct vhost_virtqueue___hwsig *vq, void *iov, unsigned int iov_size,
-	     unsigned int *out_num, unsigned int *in_num, void *log, unsigned int *log_num, int ret)
+SEC("fentry/vhost_enable_notify")
+int BPF_PROG(fe_enable_notify, struct vhost_dev___hwsig *dev, struct vhost_virtqueue___hwsig *vq)
 {
-	struct worker_state *w;
-
-	if ((unsigned int)ret != vq->num)
-		return 0;
-	w = this_worker(0);
-	if (w && w->rx_vq == (__u64)vq)
-		count_stall(w);
+	enable_notify(dev, (__u64)vq);
 	return 0;
 }
 
@@ -292,30 +297,10 @@ int BPF_KRETPROBE(krp_handle_rx)
 	return 0;
 }
 
-/* Entry and return are paired per worker thread through its task storage:
- * the entry arms it only for the RX queue handle_rx is handling (a worker
- * runs one vhost_get_vq_desc at a time: no nesting). */
-SEC("kprobe/vhost_get_vq_desc")
-int BPF_KPROBE(kp_get_vq_desc, struct vhost_virtqueue___hwsig *vq)
+/* An entry kprobe only: the stall is the call itself, whatever it returns. */
+SEC("kprobe/vhost_enable_notify")
+int BPF_KPROBE(kp_enable_notify, struct vhost_dev___hwsig *dev, struct vhost_virtqueue___hwsig *vq)
 {
-	struct worker_state *w = this_worker(0);
-
-	if (!w || !w->rx_vq || w->rx_vq != (__u64)vq)
-		return 0;
-	w->armed_num = BPF_CORE_READ(vq, num);
-	w->armed = 1;
-	return 0;
-}
-
-SEC("kretprobe/vhost_get_vq_desc")
-int BPF_KRETPROBE(krp_get_vq_desc, int ret)
-{
-	struct worker_state *w = this_worker(0);
-
-	if (!w || !w->armed)
-		return 0;
-	w->armed = 0;
-	if ((unsigned int)ret == w->armed_num)
-		count_stall(w);
+	enable_notify(dev, (__u64)vq);
 	return 0;
 }

@@ -1,5 +1,5 @@
 // Reader of bpf/vhost.bpf.c: picks the program set the kernel can attach
-// (fentry, fentry + kprobes, kprobes), loads it, reads the queue map.
+// (fentry, else kprobes), loads it, reads the queue map.
 #include "hwsig/bpf_sources.h"
 #include "hwsig/skeleton.h"
 
@@ -37,7 +37,7 @@ struct Hook {
 constexpr Hook kHooks[] = {
 	{"handle_tx", "vhost_net"},
 	{"handle_rx", "vhost_net"},
-	{"vhost_get_vq_desc", "vhost"},
+	{"vhost_enable_notify", "vhost"},
 };
 
 // libbpf resolves fentry targets and kprobes by name, vmlinux first: a
@@ -91,17 +91,15 @@ std::string check_hooks(const std::string &root)
 Skeleton<hwsig_vhost_bpf> load(VhostAttach how)
 {
 	return Skeleton<hwsig_vhost_bpf>(kVhostOps, [how](hwsig_vhost_bpf &s) {
-		bool fentry_handlers = how == VhostAttach::Fentry || how == VhostAttach::Mixed;
-		bool fexit_desc = how == VhostAttach::Fentry;
-		bpf_program__set_autoload(s.progs.fe_handle_tx, fentry_handlers);
-		bpf_program__set_autoload(s.progs.fe_handle_rx, fentry_handlers);
-		bpf_program__set_autoload(s.progs.fx_handle_rx, fentry_handlers);
-		bpf_program__set_autoload(s.progs.kp_handle_tx, !fentry_handlers);
-		bpf_program__set_autoload(s.progs.kp_handle_rx, !fentry_handlers);
-		bpf_program__set_autoload(s.progs.krp_handle_rx, !fentry_handlers);
-		bpf_program__set_autoload(s.progs.fx_get_vq_desc, fexit_desc);
-		bpf_program__set_autoload(s.progs.kp_get_vq_desc, !fexit_desc);
-		bpf_program__set_autoload(s.progs.krp_get_vq_desc, !fexit_desc);
+		bool fentry = how == VhostAttach::Fentry;
+		bpf_program__set_autoload(s.progs.fe_handle_tx, fentry);
+		bpf_program__set_autoload(s.progs.fe_handle_rx, fentry);
+		bpf_program__set_autoload(s.progs.fx_handle_rx, fentry);
+		bpf_program__set_autoload(s.progs.fe_enable_notify, fentry);
+		bpf_program__set_autoload(s.progs.kp_handle_tx, !fentry);
+		bpf_program__set_autoload(s.progs.kp_handle_rx, !fentry);
+		bpf_program__set_autoload(s.progs.krp_handle_rx, !fentry);
+		bpf_program__set_autoload(s.progs.kp_enable_notify, !fentry);
 	});
 }
 
@@ -130,8 +128,6 @@ const char *vhost_attach_name(VhostAttach how)
 	switch (how) {
 	case VhostAttach::Fentry:
 		return "fentry";
-	case VhostAttach::Mixed:
-		return "fentry+kprobe";
 	case VhostAttach::Kprobe:
 		return "kprobe";
 	default:
@@ -161,12 +157,10 @@ VhostProbe::VhostProbe(VhostAttach how, const std::string &root)
 		impl_ = std::make_unique<Impl>(Impl{load(how), how});
 		return;
 	}
-	// fentry/fexit where the kernel can (cheapest), else kprobes. On 6.1
-	// the 7-argument vhost_get_vq_desc cannot have an fexit (x86
-	// trampolines took at most 6 arguments before 6.5): Mixed.
+	// fentry/fexit where the kernel has them (cheapest), else kprobes.
 	std::string tried;
 	int err = 0;
-	for (VhostAttach set : {VhostAttach::Fentry, VhostAttach::Mixed, VhostAttach::Kprobe}) {
+	for (VhostAttach set : {VhostAttach::Fentry, VhostAttach::Kprobe}) {
 		try {
 			impl_ = std::make_unique<Impl>(Impl{load(set), set});
 			return;

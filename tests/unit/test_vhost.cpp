@@ -399,4 +399,33 @@ TEST_CASE("VhostProbe: not loaded is an Error with ENOENT and the reason", "[vho
 		CHECK(std::string(e.what()).find("vhost not loaded") != std::string::npos);
 	}
 }
+
+TEST_CASE("VhostProbe: the hooked functions must be vhost's own in kallsyms", "[vhost][bpf]")
+{
+	TempTree t;
+	t.mkdir("sys/module/vhost_net");
+	t.put("sys/kernel/btf/vhost", "");
+	t.put("sys/kernel/btf/vhost_net", "");
+	const std::string handlers = "ffffffffc0a01000 t handle_tx\t[vhost_net]\n"
+				     "ffffffffc0a02000 t handle_rx\t[vhost_net]\n";
+	auto error_of = [&] {
+		try {
+			VhostProbe probe(VhostAttach::Auto, t.root());
+		} catch (const Error &e) {
+			return std::pair<int, std::string>{e.err(), e.what()};
+		}
+		return std::pair<int, std::string>{0, "attached"};
+	};
+	// The stall hook is vhost_enable_notify (not vhost_get_vq_desc).
+	t.put("proc/kallsyms", handlers + "ffffffffc0b01000 T vhost_get_vq_desc\t[vhost]\n");
+	auto [err, what] = error_of();
+	CHECK(err == ENOTUNIQ);
+	CHECK(what.find("vhost_enable_notify is not a function of vhost") != std::string::npos);
+	// Defined elsewhere too: attaching by name would be ambiguous.
+	t.put("proc/kallsyms", handlers + "ffffffffc0b02000 T vhost_enable_notify\t[vhost]\n"
+					  "ffffffffc0c02000 t vhost_enable_notify\t[other]\n");
+	std::tie(err, what) = error_of();
+	CHECK(err == ENOTUNIQ);
+	CHECK(what.find("vhost_enable_notify is also defined in other") != std::string::npos);
+}
 #endif

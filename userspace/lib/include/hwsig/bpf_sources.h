@@ -93,12 +93,11 @@ private:
 };
 
 // Which vhost program set to load (bpf/vhost.bpf.c). Auto tries Fentry,
-// then Mixed, then Kprobe, and keeps the first that loads and attaches.
+// then Kprobe, and keeps the first that loads and attaches.
 enum class VhostAttach {
 	Auto,
-	Fentry, // fentry/fexit on handle_tx, handle_rx and vhost_get_vq_desc
-	Mixed,  // fentry/fexit on the handlers, kprobe+kretprobe on vhost_get_vq_desc
-	Kprobe, // kprobes and kretprobes only
+	Fentry, // fentry on handle_tx, handle_rx, vhost_enable_notify; fexit on handle_rx
+	Kprobe, // kprobes on the same three, a kretprobe on handle_rx
 };
 const char *vhost_attach_name(VhostAttach how);
 
