@@ -130,7 +130,10 @@ TEST_CASE("sched source: series at cpu:N, system and pid:N", "[sched][source]")
 	REQUIRE(h1);
 	auto delta = Histogram::delta(*h0, *h1);
 	REQUIRE(delta);
-	CHECK(delta->total() >= 2u * 5000);
+	// Each round puts each of the two threads on the CPU once: 2N waits,
+	// less one per thread on the tp_btf set, whose first switch-out after
+	// attach only records the baseline (Documentation/bpf.rst).
+	CHECK(delta->total() >= 2u * 5000 - 2);
 	CHECK(delta->layout == Histogram::Layout::Log2);
 	// Combined = wakeup + preempt, slot by slot.
 	const Histogram *w = second.histogram(series::kRunqWakeupWaitUs, scope);
