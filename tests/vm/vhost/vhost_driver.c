@@ -115,18 +115,26 @@ struct driver {
 
 /* ---- errors ---- */
 
+/* "vhost-driver: <message>[: <strerror(err)>]" and exit with status. */
+static void __attribute__((noreturn))
+vdie(int status, int err, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs(PROG ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+	exit(status);
+}
+
 static void __attribute__((noreturn, format(printf, 1, 2)))
 fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	vdie(1, 0, fmt, ap);
 }
 
 /* "vhost-driver: <what was being done>: <strerror(errno)>" and exit 1. */
@@ -136,13 +144,8 @@ fail_errno(const char *fmt, ...)
 	int e = errno;
 	va_list ap;
 
-	fflush(stdout);
-	fputs(PROG ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(e));
-	exit(1);
+	vdie(1, e, fmt, ap);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
