@@ -1,14 +1,19 @@
 // Cost of hwsig's BPF programs per event, side by side in one run:
 //   sched: a ping-pong of two threads pinned to one CPU (every round is two
 //          context switches and two wakeups) with no program, an empty
-//          raw_tp program on sched_switch, and hwsig's scheduler programs;
+//          raw_tp program on sched_switch, hwsig's scheduler programs and,
+//          for reference, Debian's libbpf-tools runqlat (a hash-map
+//          run-queue tracer, run as a child process for the length of its
+//          mode; left out, with a note, when it is not installed);
 //   block: O_DIRECT 4 KiB reads of a loop device with no program, an empty
 //          raw_tp program on block_rq_complete, and hwsig's block programs.
 // Modes alternate within each repetition, so drift on a shared machine hits
-// every mode alike, and the fastest repetition of each mode is kept (load
-// from other processes only ever adds time). The cost of a mode is its time
-// per event minus the no-program time; the ratio divides hwsig's cost by the
-// empty program's.
+// every mode alike. The cost of a mode is the median over repetitions of its
+// time per event minus the no-program time of the same repetition (the
+// difference of each mode's fastest repetition, used before, swung the
+// empty program's cost between +30 and +97 ns from run to run); the ratios
+// divide hwsig's cost by the empty program's and, for the scheduler, by
+// runqlat's.
 //
 // Wall-clock differences of ~100 ns on a ~5 us context switch are at the
 // mercy of noise, so a second pass reads the kernel's own accounting
@@ -29,7 +34,9 @@ int main()
 #include <fcntl.h>
 #include <linux/loop.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,8 +47,10 @@ int main()
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -184,20 +193,16 @@ hwsig::Skeleton<hwsig_empty_bpf> empty_program(Empty which)
 	});
 }
 
-double fastest(const std::vector<double> &v)
-{
-	return *std::min_element(v.begin(), v.end());
-}
-
 // run_time_ns and run_cnt of each loaded program whose name starts with
 // prefix, by program id. Detached programs are freed after an RCU grace
 // period, so the previous mode's may still be listed: deltas are taken per
 // id.
 using RunTimes = std::map<__u32, std::pair<std::uint64_t, std::uint64_t>>;
 
-RunTimes prog_run_times(const std::string &prefix)
+// Calls fn(id, info) for each loaded program whose name starts with prefix
+// (a program freed while being listed is skipped).
+void for_each_prog(const std::string &prefix, const std::function<void(__u32, const bpf_prog_info &)> &fn)
 {
-	RunTimes out;
 	__u32 id = 0;
 	while (bpf_prog_get_next_id(id, &id) == 0) {
 		Fd fd(bpf_prog_get_fd_by_id(id));
@@ -207,9 +212,42 @@ RunTimes prog_run_times(const std::string &prefix)
 		__u32 len = sizeof info;
 		if (bpf_obj_get_info_by_fd(fd.get(), &info, &len))
 			continue;
-		if (std::string(info.name).rfind(prefix, 0) != 0)
-			continue;
+		if (std::string(info.name).rfind(prefix, 0) == 0)
+			fn(id, info);
+	}
+}
+
+RunTimes prog_run_times(const std::string &prefix)
+{
+	RunTimes out;
+	for_each_prog(prefix, [&](__u32 id, const bpf_prog_info &info) {
 		out[id] = {info.run_time_ns, info.run_cnt};
+	});
+	return out;
+}
+
+std::map<__u32, std::string> prog_names(const std::string &prefix)
+{
+	std::map<__u32, std::string> out;
+	for_each_prog(prefix, [&](__u32 id, const bpf_prog_info &info) { out[id] = info.name; });
+	return out;
+}
+
+// Ids of the programs that have a BPF link, i.e. are attached: a program
+// shows up in the id list when loaded, a moment before it is attached
+// (tp_btf and raw_tp attachments are links).
+std::set<__u32> linked_prog_ids()
+{
+	std::set<__u32> out;
+	__u32 id = 0;
+	while (bpf_link_get_next_id(id, &id) == 0) {
+		Fd fd(bpf_link_get_fd_by_id(id));
+		if (!fd)
+			continue;
+		struct bpf_link_info info = {};
+		__u32 len = sizeof info;
+		if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) == 0)
+			out.insert(info.prog_id);
 	}
 	return out;
 }
@@ -226,12 +264,164 @@ std::pair<std::uint64_t, std::uint64_t> run_time_delta(const RunTimes &before, c
 	return {ns, runs};
 }
 
+// A child process that never outlives its owner: killed and reaped in the
+// destructor if still there, so no exception path leaves a zombie or a
+// tracer attached behind the bench.
+class Child {
+public:
+	// fork+exec of argv[0] (a path) with stdout and stderr to /dev/null.
+	explicit Child(std::vector<std::string> argv)
+	{
+		std::vector<char *> args;
+		for (auto &a : argv)
+			args.push_back(a.data());
+		args.push_back(nullptr);
+		// Everything is prepared before fork: between fork and exec of a
+		// threaded process only async-signal-safe calls are allowed.
+		Fd devnull(open("/dev/null", O_WRONLY | O_CLOEXEC));
+		if (!devnull)
+			hwsig::throw_errno("opening /dev/null");
+		pid_ = fork();
+		if (pid_ < 0)
+			hwsig::throw_errno("fork for " + argv[0]);
+		if (pid_ == 0) {
+			// dup2 leaves the copies without O_CLOEXEC, so they survive exec.
+			if (dup2(devnull.get(), STDOUT_FILENO) >= 0 && dup2(devnull.get(), STDERR_FILENO) >= 0)
+				execv(args[0], args.data());
+			_exit(127);
+		}
+	}
+	Child(const Child &) = delete;
+	Child &operator=(const Child &) = delete;
+	~Child()
+	{
+		if (pid_ > 0) {
+			kill(pid_, SIGKILL);
+			reap(0);
+		}
+	}
+
+	// Whether it has exited (and is reaped); its wait status goes to *status.
+	bool exited(int *status) { return reap(WNOHANG, status); }
+
+	// Sends sig and reaps it; SIGKILL if it is still there after timeout_ns.
+	void stop(int sig, std::uint64_t timeout_ns)
+	{
+		if (pid_ <= 0)
+			return;
+		kill(pid_, sig);
+		for (std::uint64_t deadline = now_ns() + timeout_ns; now_ns() < deadline; usleep(10000))
+			if (reap(WNOHANG))
+				return;
+		kill(pid_, SIGKILL);
+		reap(0);
+	}
+
+private:
+	bool reap(int flags, int *status = nullptr)
+	{
+		int st = 0;
+		pid_t r;
+		while ((r = waitpid(pid_, &st, flags)) < 0 && errno == EINTR)
+			;
+		if (r == 0)
+			return false; // WNOHANG: still running
+		pid_ = -1;        // reaped, or not ours to wait for any more (ECHILD)
+		if (status)
+			*status = st;
+		return true;
+	}
+
+	pid_t pid_ = -1;
+};
+
+// Debian's libbpf-tools runqlat, a hash-map run-queue latency tracer, as a
+// reference for hwsig's scheduler programs. Its tp_btf programs are named
+// after their tracepoints: sched_wakeup, sched_wakeup_new, sched_switch.
+// (Without BTF it falls back to raw_tp programs named handle_sched_*, but
+// hwsig's tp_btf mode cannot run on such a kernel either.)
+const char kRunqlat[] = "/usr/sbin/runqlat";
+const char kRunqlatPrograms[] = "sched_";
+
+// runqlat for the length of one mode: attached once constructed, detached
+// by stop(). With no arguments it prints nothing until interrupted.
+class Runqlat {
+public:
+	Runqlat() : preexisting_(prog_names(kRunqlatPrograms)), child_({kRunqlat})
+	{
+		// There is no owner in a program's info: runqlat's programs are the
+		// sched_* ones that were not loaded before it started.
+		std::uint64_t deadline = now_ns() + 5000000000ull;
+		for (;;) {
+			bool has_switch = false;
+			programs_.clear();
+			for (const auto &[id, name] : prog_names(kRunqlatPrograms))
+				if (!preexisting_.count(id)) {
+					programs_.insert(id);
+					has_switch |= name == "sched_switch";
+				}
+			if (has_switch && attached())
+				return;
+			int status;
+			if (child_.exited(&status))
+				throw hwsig::Error(std::string(kRunqlat) + " exited before attaching (" +
+						   (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+								      : "signal " + std::to_string(WTERMSIG(status))) +
+						   (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": could not exec" : "") +
+						   ")");
+			if (now_ns() > deadline)
+				throw hwsig::Error(std::string(kRunqlat) +
+						   ": no program named sched_switch attached within 5 s");
+			usleep(10000);
+		}
+	}
+
+	// SIGINT, on which runqlat detaches and exits by itself, then waits
+	// until its programs are freed, so they cannot tax the next mode.
+	void stop()
+	{
+		child_.stop(SIGINT, 2000000000ull);
+		std::uint64_t deadline = now_ns() + 2000000000ull;
+		while (loaded())
+			if (now_ns() > deadline)
+				throw hwsig::Error(std::string(kRunqlat) + "'s programs still loaded 2 s after it exited");
+			else
+				usleep(10000);
+	}
+
+private:
+	bool attached() const
+	{
+		auto linked = linked_prog_ids();
+		return std::all_of(programs_.begin(), programs_.end(), [&](__u32 id) { return linked.count(id); });
+	}
+	bool loaded() const
+	{
+		auto now = prog_names(kRunqlatPrograms);
+		return std::any_of(programs_.begin(), programs_.end(), [&](__u32 id) { return now.count(id); });
+	}
+
+	std::map<__u32, std::string> preexisting_; // declared before child_: taken before the fork
+	Child child_;
+	std::set<__u32> programs_;
+};
+
 struct Mode {
 	std::string name;
+	std::string programs; // name prefix of its BPF programs (in_program counts those)
 	std::function<std::function<void()>()> attach; // returns the detach
 };
 
-// Runs each mode `reps` times, interleaved; returns the fastest per mode.
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	std::size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// Runs each mode `reps` times, interleaved. Returns per mode the median
+// no-program time plus the median of the mode's per-repetition cost, so that
+// time - none is that median cost.
 std::map<std::string, double> measure(const std::vector<Mode> &modes, int reps, const std::function<double()> &run)
 {
 	std::map<std::string, std::vector<double>> samples;
@@ -242,88 +432,104 @@ std::map<std::string, double> measure(const std::vector<Mode> &modes, int reps, 
 			samples[m.name].push_back(run());
 			detach();
 		}
+	const std::vector<double> &none = samples.at("none");
 	std::map<std::string, double> out;
-	for (auto &[name, v] : samples)
-		out[name] = fastest(v);
+	for (auto &[name, v] : samples) {
+		std::vector<double> cost(v.size());
+		for (std::size_t r = 0; r < v.size(); ++r)
+			cost[r] = v[r] - none[r];
+		out[name] = median(none) + median(cost);
+	}
 	return out;
+}
+
+void report_ratio(const char *bench, const std::map<std::string, double> &t, const std::string &mode,
+		  const std::string &reference, const std::string &label)
+{
+	double none = t.at("none");
+	double cost = t.at(mode) - none, reference_cost = t.at(reference) - none;
+	if (reference_cost > 0)
+		std::printf("%s.%s_vs_%s: %.2f ratio\n", bench, mode.c_str(), label.c_str(), cost / reference_cost);
+	else
+		std::printf("%s.%s_vs_%s: n/a ratio (%s cost nothing measurable)\n", bench, mode.c_str(),
+			    label.c_str(), reference.c_str());
 }
 
 void report(const char *bench, const char *unit, const std::map<std::string, double> &t,
 	    const std::vector<std::string> &ours)
 {
 	double none = t.at("none");
-	double empty = t.at("empty_raw_tp") - none;
 	std::printf("%s.none: %.0f ns/%s\n", bench, none, unit);
-	std::printf("%s.empty_raw_tp: %.0f ns/%s (+%.0f)\n", bench, t.at("empty_raw_tp"), unit, empty);
+	std::printf("%s.empty_raw_tp: %.0f ns/%s (+%.0f)\n", bench, t.at("empty_raw_tp"), unit,
+		    t.at("empty_raw_tp") - none);
 	for (const auto &name : ours) {
-		double cost = t.at(name) - none;
-		std::printf("%s.%s: %.0f ns/%s (+%.0f)\n", bench, name.c_str(), t.at(name), unit, cost);
-		if (empty > 0)
-			std::printf("%s.%s_vs_empty: %.2f ratio\n", bench, name.c_str(), cost / empty);
-		else
-			std::printf("%s.%s_vs_empty: n/a ratio (the empty program cost nothing measurable)\n", bench,
-				    name.c_str());
+		std::printf("%s.%s: %.0f ns/%s (+%.0f)\n", bench, name.c_str(), t.at(name), unit, t.at(name) - none);
+		report_ratio(bench, t, name, "empty_raw_tp", "empty");
 	}
 }
 
-double median(std::vector<double> v)
-{
-	std::sort(v.begin(), v.end());
-	std::size_t n = v.size();
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
+// The in-program ratios "<mode>_vs_<label>": each mode they apply to over
+// the reference mode. A reference that is not among the modes (the block
+// bench has neither the wakeup-and-switch floor nor runqlat) gives none.
+struct Ratio {
+	const char *reference, *label;
+	bool (*applies)(const std::string &mode);
+};
+const Ratio kInProgramRatios[] = {
+	{"empty_raw_tp", "empty", [](const std::string &) { return true; }},
+	// The empty pair on wakeup and switch: the floor of any scheduler tracer.
+	{"empty_wakeup_and_switch", "empty_wakeup_and_switch",
+	 [](const std::string &mode) { return mode.rfind("hwsig", 0) == 0; }},
+	{"runqlat", "runqlat", [](const std::string &mode) { return mode == "hwsig_tp_btf"; }},
+};
 
 // With the kernel's run-time accounting on: ns spent inside each mode's
 // programs per event (run() returns the number of events it caused). The
 // modes alternate over `reps` repetitions; each ratio is taken within one
 // repetition (so both sides saw the same conditions) and the median of
 // those is printed, next to each mode's median time.
-void in_program(const char *bench, const char *unit, const std::vector<Mode> &modes, const std::string &what,
-		int reps, const std::function<double()> &run)
+void in_program(const char *bench, const char *unit, const std::vector<Mode> &modes, int reps,
+		const std::function<double()> &run)
 {
 	Fd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
 	if (!stats) {
 		std::printf("%s.in_program: unavailable (BPF_ENABLE_STATS: %s)\n", bench, std::strerror(errno));
 		return;
 	}
-	std::map<std::string, std::vector<double>> per_event, runs, vs_empty, vs_floor;
+	std::map<std::string, std::vector<double>> per_event, runs;
+	std::map<std::pair<std::string, std::string>, std::vector<double>> ratios; // by (mode, label)
 	for (int r = 0; r < reps; ++r) {
-		double empty = 0, floor = 0;
+		std::map<std::string, double> this_rep;
 		for (const auto &m : modes) {
 			if (m.name == "none")
 				continue;
 			auto detach = m.attach();
-			std::string prefix = m.name.rfind("empty", 0) == 0 ? "empty_"
-					     : m.name.find("raw_tp") != std::string::npos ? "raw_" + what.substr(0, 5)
-											   : "btf_" + what.substr(0, 5);
-			RunTimes before = prog_run_times(prefix);
+			RunTimes before = prog_run_times(m.programs);
 			double events = run();
-			auto [ns, runs_total] = run_time_delta(before, prog_run_times(prefix));
+			auto [ns, runs_total] = run_time_delta(before, prog_run_times(m.programs));
 			detach();
 			double t = static_cast<double>(ns) / events;
+			this_rep[m.name] = t;
 			per_event[m.name].push_back(t);
 			runs[m.name].push_back(static_cast<double>(runs_total) / events);
-			if (m.name == "empty_raw_tp")
-				empty = t;
-			else if (empty > 0)
-				vs_empty[m.name].push_back(t / empty);
-			if (m.name == "empty_wakeup_and_switch")
-				floor = t;
-			else if (m.name.rfind("hwsig", 0) == 0 && floor > 0)
-				vs_floor[m.name].push_back(t / floor);
 		}
+		for (const auto &[mode, t] : this_rep)
+			for (const auto &ratio : kInProgramRatios) {
+				auto reference = this_rep.find(ratio.reference);
+				if (mode != ratio.reference && ratio.applies(mode) && reference != this_rep.end() &&
+				    reference->second > 0)
+					ratios[{mode, ratio.label}].push_back(t / reference->second);
+			}
 	}
 	for (const auto &m : modes) {
 		if (m.name == "none")
 			continue;
 		std::printf("%s.in_program.%s: %.0f ns/%s (median of %d; %.2f program runs per %s)\n", bench,
 			    m.name.c_str(), median(per_event[m.name]), unit, reps, median(runs[m.name]), unit);
-		if (!vs_empty[m.name].empty())
-			std::printf("%s.in_program.%s_vs_empty: %.2f ratio\n", bench, m.name.c_str(),
-				    median(vs_empty[m.name]));
-		if (!vs_floor[m.name].empty())
-			std::printf("%s.in_program.%s_vs_empty_wakeup_and_switch: %.2f ratio\n", bench, m.name.c_str(),
-				    median(vs_floor[m.name]));
+		for (const auto &ratio : kInProgramRatios)
+			if (auto it = ratios.find({m.name, ratio.label}); it != ratios.end())
+				std::printf("%s.in_program.%s_vs_%s: %.2f ratio\n", bench, m.name.c_str(), ratio.label,
+					    median(it->second));
 	}
 }
 
@@ -337,9 +543,9 @@ template <typename Probe> std::function<void()> hold(std::optional<Probe> p)
 
 int main(int argc, char **argv)
 {
-	int reps = argc > 1 ? std::atoi(argv[1]) : 15;
+	int reps = argc > 1 ? std::atoi(argv[1]) : 31;
 	if (reps < 1)
-		reps = 15;
+		reps = 31;
 	if (geteuid() != 0) {
 		std::printf("bench_bpf: not root: loading BPF programs needs root (CAP_BPF+CAP_PERFMON)\n");
 		return 1;
@@ -348,38 +554,49 @@ int main(int argc, char **argv)
 		int cpu = last_cpu();
 		constexpr unsigned kRounds = 5000;
 		std::vector<Mode> sched_modes = {
-			{"none", [] { return std::function<void()>([] {}); }},
-			{"empty_raw_tp",
+			{"none", "", [] { return std::function<void()>([] {}); }},
+			{"empty_raw_tp", "empty_",
 			 [] {
 				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(Empty::Switch));
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
-			{"empty_wakeup_and_switch",
+			{"empty_wakeup_and_switch", "empty_",
 			 [] {
 				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(
 					 empty_program(Empty::WakeupAndSwitch));
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
-			{"hwsig_tp_btf",
+			{"hwsig_tp_btf", "btf_sched",
 			 [] { return hold(std::optional<hwsig::SchedProbe>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
-			{"hwsig_raw_tp",
+			{"hwsig_raw_tp", "raw_sched",
 			 [] { return hold(std::optional<hwsig::SchedProbe>(std::in_place, hwsig::BpfAttach::RawTp)); }},
-			{"hwsig_tp_btf_selected",
+			{"hwsig_tp_btf_selected", "btf_sched",
 			 [] {
 				 std::optional<hwsig::SchedProbe> p(std::in_place, hwsig::BpfAttach::TpBtf);
 				 p->select(getpid());
 				 return hold(std::move(p));
 			 }},
 		};
+		std::vector<std::string> sched_reported = {"empty_wakeup_and_switch", "hwsig_tp_btf", "hwsig_raw_tp",
+							   "hwsig_tp_btf_selected"};
+		bool have_runqlat = access(kRunqlat, X_OK) == 0;
+		if (have_runqlat) {
+			sched_modes.push_back({"runqlat", kRunqlatPrograms, [] {
+						       auto r = std::make_shared<Runqlat>();
+						       return std::function<void()>([r] { r->stop(); });
+					       }});
+			sched_reported.push_back("runqlat");
+		}
 		auto sched = measure(sched_modes, reps, [&] { return ping_pong_ns_per_switch(cpu, kRounds); });
-		std::printf("# sched: pinned ping-pong on CPU %d, %u round trips x %d repetitions (fastest)\n", cpu,
+		std::printf("# sched: pinned ping-pong on CPU %d, %u round trips x %d repetitions (median cost)\n", cpu,
 			    kRounds, reps);
-		report("bpf_sched", "switch", sched,
-		       {"empty_wakeup_and_switch", "hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected"});
-		if (double floor = sched.at("empty_wakeup_and_switch") - sched.at("none"); floor > 0)
-			std::printf("bpf_sched.hwsig_tp_btf_vs_empty_wakeup_and_switch: %.2f ratio\n",
-				    (sched.at("hwsig_tp_btf") - sched.at("none")) / floor);
-		in_program("bpf_sched", "switch", sched_modes, "sched", reps, [&] {
+		report("bpf_sched", "switch", sched, sched_reported);
+		report_ratio("bpf_sched", sched, "hwsig_tp_btf", "empty_wakeup_and_switch", "empty_wakeup_and_switch");
+		if (have_runqlat)
+			report_ratio("bpf_sched", sched, "hwsig_tp_btf", "runqlat", "runqlat");
+		else
+			std::printf("bpf_sched.runqlat: not installed (apt install libbpf-tools)\n");
+		in_program("bpf_sched", "switch", sched_modes, reps, [&] {
 			ping_pong_ns_per_switch(cpu, kRounds);
 			return 2.0 * kRounds;
 		});
@@ -390,22 +607,22 @@ int main(int argc, char **argv)
 		for (auto &o : offsets)
 			o = (rng() % ((256ull << 20) / 4096)) * 4096;
 		std::vector<Mode> block_modes = {
-			{"none", [] { return std::function<void()>([] {}); }},
-			{"empty_raw_tp",
+			{"none", "", [] { return std::function<void()>([] {}); }},
+			{"empty_raw_tp", "empty_",
 			 [] {
 				 auto s = std::make_shared<hwsig::Skeleton<hwsig_empty_bpf>>(empty_program(Empty::BlockComplete));
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
-			{"hwsig_tp_btf",
+			{"hwsig_tp_btf", "btf_block",
 			 [] { return hold(std::optional<hwsig::BlockProbe>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
-			{"hwsig_raw_tp",
+			{"hwsig_raw_tp", "raw_block",
 			 [] { return hold(std::optional<hwsig::BlockProbe>(std::in_place, hwsig::BpfAttach::RawTp)); }},
 		};
 		auto block = measure(block_modes, reps, [&] { return direct_read_ns(loop.path(), offsets); });
-		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (fastest)\n",
+		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (median cost)\n",
 			    loop.path().c_str(), offsets.size(), reps);
 		report("bpf_block", "io", block, {"hwsig_tp_btf", "hwsig_raw_tp"});
-		in_program("bpf_block", "io", block_modes, "block", reps, [&] {
+		in_program("bpf_block", "io", block_modes, reps, [&] {
 			direct_read_ns(loop.path(), offsets);
 			return static_cast<double>(offsets.size());
 		});

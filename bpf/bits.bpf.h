@@ -41,4 +41,64 @@ static __always_inline __u64 hwsig_slot(__u64 v, __u64 nr_slots)
 	return slot;
 }
 
+/*
+ * 1 if v > c, else 0, for v and c below 2^63, without a branch (c - v wraps
+ * past 2^63 exactly when v > c). barrier_var() hides v's range from the
+ * compiler, which would otherwise turn this back into a compare and a
+ * conditional jump: BPF has no setcc or cmov, and on a hot path whose
+ * values alternate a mispredicted jump costs more than this arithmetic.
+ */
+static __always_inline __u64 hwsig_gt(__u64 v, __u64 c)
+{
+	barrier_var(v);
+	return (c - v) >> 63;
+}
+
+/* floor(log2(b)) of a byte; 0 for 0 and 1. */
+static const __u8 hwsig_log2_byte[256] = {
+#define HWSIG_R4(x) x, x, x, x
+#define HWSIG_R16(x) HWSIG_R4(x), HWSIG_R4(x), HWSIG_R4(x), HWSIG_R4(x)
+	0, 0, 1, 1, HWSIG_R4(2), HWSIG_R4(3), HWSIG_R4(3),
+	HWSIG_R16(4), HWSIG_R16(5), HWSIG_R16(5),
+	HWSIG_R16(6), HWSIG_R16(6), HWSIG_R16(6), HWSIG_R16(6),
+	HWSIG_R16(7), HWSIG_R16(7), HWSIG_R16(7), HWSIG_R16(7),
+	HWSIG_R16(7), HWSIG_R16(7), HWSIG_R16(7), HWSIG_R16(7),
+#undef HWSIG_R16
+#undef HWSIG_R4
+};
+
+/*
+ * hwsig_slot(ns / unit, nr_slots) for the scheduler's hot path: no divide
+ * (BPF has no multiply-high, so clang keeps a 64-bit div for a division by
+ * a constant) and, below 2^16 units, a table lookup instead of the five
+ * dependent steps of hwsig_log2l(). 2^shift is the power of two just above
+ * unit (1024 for 1000, 2^20 for 10^6), so v = ns >> shift is at most
+ * q = ns / unit and more than half of it: log2(q) is log2(v) or one more,
+ * and it is one more exactly when ns reaches unit << (log2(v) + 1).
+ * Exact for ns below 2^62 (tests/unit/test_bpf_bits.cpp).
+ */
+static __always_inline __u64 hwsig_slot_scaled(__u64 ns, __u32 shift, __u64 unit, __u64 nr_slots)
+{
+	__u64 v = ns >> shift, hi, slot;
+
+	if (v >> 16) {		/* 65 ms (or s) and longer: rare */
+		slot = hwsig_log2l(v);
+	} else {
+		hi = hwsig_gt(v, 0xFF) << 3;
+		slot = hwsig_log2_byte[(v >> hi) & 0xFF] + hi;
+	}
+	if (slot >= nr_slots - 1)
+		slot = nr_slots - 1;
+	else
+		slot += hwsig_gt(ns + 1, unit << (slot + 1));
+	barrier_var(slot);
+	return slot;
+}
+
+/* The log2 slot of a duration in ns, in microseconds or milliseconds. */
+static __always_inline __u64 hwsig_time_slot(__u64 ns, bool in_ms, __u64 nr_slots)
+{
+	return in_ms ? hwsig_slot_scaled(ns, 20, 1000000, nr_slots) : hwsig_slot_scaled(ns, 10, 1000, nr_slots);
+}
+
 #endif

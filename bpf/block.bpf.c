@@ -149,7 +149,7 @@ static __always_inline int on_issue(struct request *rq, struct rq_info info)
 	t = bpf_map_lookup_elem(&in_flight, &key);
 	if (t) {
 		if (t->insert_ns && now >= t->insert_ns)
-			s->queue[hwsig_slot((now - t->insert_ns) / (in_ms ? 1000000 : 1000), HWSIG_BLOCK_TIME_SLOTS)]++;
+			s->queue[hwsig_time_slot(now - t->insert_ns, in_ms, HWSIG_BLOCK_TIME_SLOTS)]++;
 		t->issue_ns = now;
 	} else {
 		struct rq_times fresh = { .issue_ns = now };
@@ -200,7 +200,7 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	if (!s)
 		return 0;
 	if (now >= issued)
-		s->latency[hwsig_slot((now - issued) / (in_ms ? 1000000 : 1000), HWSIG_BLOCK_TIME_SLOTS)]++;
+		s->latency[hwsig_time_slot(now - issued, in_ms, HWSIG_BLOCK_TIME_SLOTS)]++;
 	if (info.op == REQ_OP_READ) {
 		s->reads++;
 		s->read_bytes += nr_bytes;

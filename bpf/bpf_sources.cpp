@@ -58,7 +58,7 @@ SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
 	add(wakeup_wait_us, o.wakeup_wait_us);
 	add(preempt_wait_us, o.preempt_wait_us);
 	involuntary += o.involuntary;
-	switch_in += o.switch_in;
+	runs += o.runs;
 	return *this;
 }
 

@@ -9,6 +9,9 @@
  * slot k = [2^k, 2^(k+1)) us. 2^26 us is about 67 s: anything longer waited
  * in the last slot. */
 #define HWSIG_SCHED_SLOTS 27
+#define HWSIG_SCHED_WAKEUP_AT 0
+#define HWSIG_SCHED_PREEMPT_AT HWSIG_SCHED_SLOTS
+#define HWSIG_SCHED_WAIT_SLOTS (2 * HWSIG_SCHED_SLOTS)
 /* Processes (tgids) that can be selected at once for per-process stats. */
 #define HWSIG_SCHED_MAX_PROCS 256
 
@@ -23,10 +26,15 @@ enum hwsig_sched_wait_kind {
  * PERCPU_ARRAY indexed by the slot userspace gave that process). All
  * cumulative: nothing is ever reset while attached. */
 struct hwsig_sched_stats {
-	__u64 wakeup_wait[HWSIG_SCHED_SLOTS];
-	__u64 preempt_wait[HWSIG_SCHED_SLOTS];
+	/* Two histograms in one array, so that the kind is an offset rather
+	 * than a branch: waits[HWSIG_SCHED_WAKEUP_AT + slot] (wakeup -> on
+	 * CPU), then waits[HWSIG_SCHED_PREEMPT_AT + slot] (preempted -> on
+	 * CPU). */
+	__u64 waits[HWSIG_SCHED_WAIT_SLOTS];
 	__u64 involuntary; /* switched out while still runnable */
-	__u64 switch_in;   /* times a task was put on the CPU */
+	__u64 runs;        /* times a task ran on the CPU: counted at the
+			    * switch-in (raw_tp) or at the switch-out that
+			    * ends the run (tp_btf) */
 };
 
 #endif

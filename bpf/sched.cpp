@@ -35,10 +35,10 @@ Histogram log2_hist(const __u64 *slots, std::size_t n)
 SchedCounts to_counts(const hwsig_sched_stats &s)
 {
 	SchedCounts c;
-	c.wakeup_wait_us = log2_hist(s.wakeup_wait, HWSIG_SCHED_SLOTS);
-	c.preempt_wait_us = log2_hist(s.preempt_wait, HWSIG_SCHED_SLOTS);
+	c.wakeup_wait_us = log2_hist(s.waits + HWSIG_SCHED_WAKEUP_AT, HWSIG_SCHED_SLOTS);
+	c.preempt_wait_us = log2_hist(s.waits + HWSIG_SCHED_PREEMPT_AT, HWSIG_SCHED_SLOTS);
 	c.involuntary = s.involuntary;
-	c.switch_in = s.switch_in;
+	c.runs = s.runs;
 	return c;
 }
 
@@ -64,6 +64,15 @@ Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
 		bpf_map__set_autocreate(s.maps.task_seen, btf);
 		bpf_map__set_autocreate(s.maps.pid_wait, !btf);
 	});
+}
+
+// After every change to the selected map: the tp_btf program caches each
+// task's process index until selection_gen moves (odd values only: a new
+// task's zeroed cache never matches).
+void selection_changed(hwsig_sched_bpf *s, std::size_t nr_selected)
+{
+	s->bss->nr_selected = static_cast<__u32>(nr_selected);
+	__atomic_store_n(&s->data->selection_gen, s->data->selection_gen + 2, __ATOMIC_RELEASE);
 }
 
 } // namespace
@@ -133,7 +142,7 @@ bool SchedProbe::select(int tgid)
 		throw_errno("BPF sched: selecting process " + std::to_string(tgid));
 	*free_slot = true;
 	impl_->index_of[tgid] = index;
-	s->bss->nr_selected = static_cast<__u32>(impl_->index_of.size());
+	selection_changed(s, impl_->index_of.size());
 	return true;
 }
 
@@ -147,7 +156,7 @@ void SchedProbe::deselect(int tgid)
 	bpf_map__delete_elem(s->maps.selected, &key, sizeof key, 0);
 	impl_->used[it->second] = false;
 	impl_->index_of.erase(it);
-	s->bss->nr_selected = static_cast<__u32>(impl_->index_of.size());
+	selection_changed(s, impl_->index_of.size());
 }
 
 std::vector<int> SchedProbe::selected() const

@@ -46,7 +46,7 @@ TEST_CASE("SchedCounts: combined wait is wakeup + preemption, += adds everything
 	a.wakeup_wait_us.counts = {1, 2, 3};
 	a.preempt_wait_us.counts = {0, 5};
 	a.involuntary = 4;
-	a.switch_in = 9;
+	a.runs = 9;
 	Histogram w = a.wait_us();
 	CHECK(w.counts == std::vector<std::uint64_t>{1, 7, 3});
 	SchedCounts b = a;
@@ -54,5 +54,5 @@ TEST_CASE("SchedCounts: combined wait is wakeup + preemption, += adds everything
 	CHECK(b.wakeup_wait_us.counts == std::vector<std::uint64_t>{2, 4, 6});
 	CHECK(b.preempt_wait_us.counts == std::vector<std::uint64_t>{0, 10});
 	CHECK(b.involuntary == 8);
-	CHECK(b.switch_in == 18);
+	CHECK(b.runs == 18);
 }

@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <string>
+
 #include "hwsig/bpf_sources.h"
 #include "hwsig/histogram.h"
 #include "hwsig/series.h"
@@ -34,11 +37,11 @@ void ping_pong_case(BpfAttach how)
 	auto counts = probe.process(pid);
 	REQUIRE(counts);
 	double round_trip_us = static_cast<double>(report[2]) / 1000.0 / kRounds;
-	INFO("switch_in " << counts->switch_in << " waits " << counts->wait_us().total()
+	INFO("runs " << counts->runs << " waits " << counts->wait_us().total()
 			  << " round trip " << round_trip_us << " us, rusage nvcsw " << report[0]
 			  << " nivcsw " << report[1]);
 	// Each round puts each thread on the CPU once.
-	CHECK(counts->switch_in >= 2u * kRounds);
+	CHECK(counts->runs >= 2u * kRounds);
 	// Almost every switch-in follows a wakeup or a preemption we timed
 	// (the woken thread often preempts the waker before it blocks).
 	CHECK(counts->wait_us().total() >= 2u * kRounds * 95 / 100);
@@ -68,6 +71,75 @@ TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (tp_btf)", "[sche
 TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (raw_tp fallback)", "[sched]")
 {
 	ping_pong_case(BpfAttach::RawTp);
+}
+
+namespace {
+
+// Context switches (voluntary + involuntary) of a single-threaded process,
+// from procfs.
+std::uint64_t switches_of(int pid)
+{
+	std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+	std::string line;
+	std::uint64_t sum = 0;
+	int seen = 0;
+	while (std::getline(status, line))
+		if (line.find("voluntary_ctxt_switches:") != std::string::npos) {
+			sum += std::stoull(line.substr(line.find(':') + 1));
+			++seen;
+		}
+	if (seen != 2)
+		FAIL("no ctxt_switches lines for pid " << pid);
+	return sum;
+}
+
+// A ping-pong (a, thousands of switches a second) is selected, then
+// deselected and a hog (b, on another CPU: few switches) selected into the
+// slot a freed. b's counts must be b's alone, although a's threads ran with
+// that slot's index cached in their task storage (tp_btf) and keep
+// switching: a stale index would charge them to b by the thousand.
+void reselect_case(BpfAttach how)
+{
+	require_root();
+	SchedProbe probe(how);
+	INFO("attached as " << attach_name(probe.attached_as()));
+	int cpu_b = hwsig_test::pick_cpu();
+	int cpu_a = cpu_b > 0 ? cpu_b - 1 : cpu_b;
+	Child a = Child::ping_pong(cpu_a, 100000000), b = Child::hog(cpu_b, 900);
+	const int pid_a = a.pid(), pid_b = b.pid();
+	REQUIRE(probe.select(pid_a));
+	a.go();
+	b.go();
+	usleep(300000);
+	auto a_selected = probe.process(pid_a);
+	REQUIRE(a_selected);
+	CHECK(a_selected->runs >= 1000);
+	probe.deselect(pid_a);
+	REQUIRE(probe.select(pid_b));
+	std::uint64_t b_before = switches_of(pid_b);
+	usleep(300000);
+	auto cb = probe.process(pid_b);
+	std::uint64_t b_kernel = switches_of(pid_b) - b_before;
+	REQUIRE(cb);
+	CHECK_FALSE(probe.process(pid_a));
+	b.wait_report();
+	// a is still switching: it was deselected, not stopped.
+	INFO("bpf b=" << cb->runs << ", kernel b=" << b_kernel);
+	// b's own switches, within 10% (+-3 around the two reads).
+	double diff = std::abs(static_cast<double>(cb->runs) - static_cast<double>(b_kernel));
+	CHECK(diff <= 3.0 + 0.10 * static_cast<double>(b_kernel));
+}
+
+} // namespace
+
+TEST_CASE("deselect, then select another process into the freed slot (tp_btf)", "[sched]")
+{
+	reselect_case(BpfAttach::TpBtf);
+}
+
+TEST_CASE("deselect, then select another process into the freed slot (raw_tp fallback)", "[sched]")
+{
+	reselect_case(BpfAttach::RawTp);
 }
 
 TEST_CASE("two CPU hogs on one CPU: involuntary switches for both", "[sched]")

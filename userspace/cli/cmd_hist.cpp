@@ -281,7 +281,7 @@ int run_runq(const HistOptions &o)
 		if (o.per_process || !o.pids.empty()) {
 			for (int pid : probe.selected()) {
 				auto c = probe.process(pid);
-				if (c && c->switch_in)
+				if (c && c->runs)
 					show("pid:" + std::to_string(pid),
 					     "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid), pick(*c));
 			}

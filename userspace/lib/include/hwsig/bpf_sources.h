@@ -37,7 +37,7 @@ struct SchedCounts {
 	Histogram wakeup_wait_us;  // wakeup -> on CPU, log2 us
 	Histogram preempt_wait_us; // preempted (still runnable) -> on CPU
 	std::uint64_t involuntary = 0;
-	std::uint64_t switch_in = 0; // times put on a CPU
+	std::uint64_t runs = 0; // times a task ran on a CPU (tp_btf: counted when the run ends)
 	Histogram wait_us() const;   // both kinds
 	SchedCounts &operator+=(const SchedCounts &o);
 };
