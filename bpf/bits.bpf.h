@@ -98,7 +98,8 @@ static __always_inline __u64 hwsig_slot_scaled(__u64 ns, __u32 shift, __u64 unit
 /* The log2 slot of a duration in ns, in microseconds or milliseconds. */
 static __always_inline __u64 hwsig_time_slot(__u64 ns, bool in_ms, __u64 nr_slots)
 {
-	return in_ms ? hwsig_slot_scaled(ns, 20, 1000000, nr_slots) : hwsig_slot_scaled(ns, 10, 1000, nr_slots);
+	return in_ms ? hwsig_slot_scaled(ns, 20, 1000000, nr_slots)
+		     : hwsig_slot_scaled(ns, 10, 1000, nr_slots);
 }
 
 #endif

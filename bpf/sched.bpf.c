@@ -17,10 +17,10 @@
  *     the CPU the time before says which kind it was (kept in task-local
  *     storage, with the task's selected-process index). No clock read and
  *     no wakeup program: one program run and one storage lookup per switch,
- *     and no hash lookup even for selected processes. A wait is counted when the task next
- *     leaves the CPU, not when it gets it; waits that span a migration are
- *     whole (the kernel adds the part spent on the old run queue at the
- *     dequeue).
+ *     and no hash lookup even for selected processes. A wait is counted
+ *     when the task next leaves the CPU, not when it gets it; waits that
+ *     span a migration are whole (the kernel adds the part spent on the old
+ *     run queue at the dequeue).
  *   - raw_tp, the fallback for kernels without tp_btf, task storage or
  *     CONFIG_SCHED_INFO: timestamps taken at wakeup and preemption, kept in
  *     a hash keyed by pid (raw_tp task pointers are not BTF pointers, which
