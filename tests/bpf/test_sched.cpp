@@ -3,11 +3,12 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 #include "hwsig/bpf_sources.h"
+#include "hwsig/fs.h"
 #include "hwsig/histogram.h"
+#include "hwsig/parse.h"
 #include "hwsig/series.h"
 #include "workloads.h"
 
@@ -42,7 +43,7 @@ void ping_pong_case(BpfAttach how)
 			  << " nivcsw " << report[1]);
 	// Each round puts each thread on the CPU once.
 	CHECK(counts->runs >= 2u * kRounds);
-	// Almost every switch-in follows a wakeup or a preemption we timed
+	// Almost every run follows a wakeup or a preemption we timed
 	// (the woken thread often preempts the waker before it blocks).
 	CHECK(counts->wait_us().total() >= 2u * kRounds * 95 / 100);
 	// The kernel's own count of the child's switches agrees: at least 2N,
@@ -63,12 +64,12 @@ void ping_pong_case(BpfAttach how)
 
 } // namespace
 
-TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (tp_btf)", "[sched]")
+TEST_CASE("ping-pong on one CPU: 2N runs, plausible wait (tp_btf)", "[sched]")
 {
 	ping_pong_case(BpfAttach::TpBtf);
 }
 
-TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (raw_tp fallback)", "[sched]")
+TEST_CASE("ping-pong on one CPU: 2N runs, plausible wait (raw_tp fallback)", "[sched]")
 {
 	ping_pong_case(BpfAttach::RawTp);
 }
@@ -76,20 +77,22 @@ TEST_CASE("ping-pong on one CPU: 2N switch-ins, plausible wait (raw_tp fallback)
 namespace {
 
 // Context switches (voluntary + involuntary) of a single-threaded process,
-// from procfs.
+// from procfs, through the library's own file and line parsers.
 std::uint64_t switches_of(int pid)
 {
-	std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-	std::string line;
+	FileRead status = read_file("/proc/" + std::to_string(pid) + "/status");
+	REQUIRE(status.data);
 	std::uint64_t sum = 0;
 	int seen = 0;
-	while (std::getline(status, line))
-		if (line.find("voluntary_ctxt_switches:") != std::string::npos) {
-			sum += std::stoull(line.substr(line.find(':') + 1));
-			++seen;
-		}
-	if (seen != 2)
-		FAIL("no ctxt_switches lines for pid " << pid);
+	for (auto line : split_lines(*status.data)) {
+		if (!line.starts_with("voluntary_ctxt_switches:") && !line.starts_with("nonvoluntary_ctxt_switches:"))
+			continue;
+		auto n = parse_u64(trim(line.substr(line.find(':') + 1)));
+		REQUIRE(n);
+		sum += *n;
+		++seen;
+	}
+	REQUIRE(seen == 2);
 	return sum;
 }
 
