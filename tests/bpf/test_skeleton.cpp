@@ -19,10 +19,13 @@ constexpr long kTracefsMagic = 0x74726163;
 const hwsig::SkeletonOps<hwsig_empty_bpf> kOps = {"empty", hwsig_empty_bpf__open_opts, hwsig_empty_bpf__load,
 						  hwsig_empty_bpf__attach, hwsig_empty_bpf__destroy};
 
+// Loads just `keep`; the task-storage map only the bench's tp_btf program
+// uses is not created either.
 void only(hwsig_empty_bpf &s, struct bpf_program *keep)
 {
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, s.obj) bpf_program__set_autoload(p, p == keep);
+	bpf_map__set_autocreate(s.maps.empty_task_state, false);
 }
 
 bool tracefs_mounted()
