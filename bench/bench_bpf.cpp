@@ -117,13 +117,18 @@ public:
 		from_peer_write_ = Fd(ba[1]);
 		sched_getaffinity(0, sizeof old_affinity_, &old_affinity_);
 		pin(cpu);
-		peer_ = std::thread([this, cpu] {
-			pin(cpu);
-			char c;
-			while (read(to_peer_read_.get(), &c, 1) == 1 && c != kQuit)
-				if (write(from_peer_write_.get(), &c, 1) != 1)
-					std::abort();
-		});
+		try {
+			peer_ = std::thread([this, cpu] {
+				pin(cpu);
+				char c;
+				while (read(to_peer_read_.get(), &c, 1) == 1 && c != kQuit)
+					if (write(from_peer_write_.get(), &c, 1) != 1)
+						std::abort();
+			});
+		} catch (...) {
+			sched_setaffinity(0, sizeof old_affinity_, &old_affinity_);
+			throw;
+		}
 	}
 	PingPong(const PingPong &) = delete;
 	PingPong &operator=(const PingPong &) = delete;
