@@ -2,13 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include <bpf/bpf.h>
-#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
+#include "as_nobody.h"
 #include "hwsig/bpf_sources.h"
 
 using namespace hwsig;
@@ -80,15 +80,7 @@ TEST_CASE("attach, detach, re-attach 20 times: no leaked programs or maps", "[li
 TEST_CASE("without privileges: metrics unavailable with the reason, nothing thrown", "[lifecycle]")
 {
 	require_root();
-	int report[2];
-	REQUIRE(pipe(report) == 0);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
-	if (pid == 0) {
-		close(report[0]);
-		// nobody, without capabilities
-		if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(2);
+	auto [status, text] = hwsig::test::run_as_nobody([] {
 		std::string out;
 		std::vector<SourcePtr> sources;
 		sources.push_back(make_bpf_sched_source());
@@ -100,22 +92,12 @@ TEST_CASE("without privileges: metrics unavailable with the reason, nothing thro
 				out += note.id + "|" + note.reason + "\n";
 			out += "series=" + std::to_string(snap.histograms().size() + snap.counters().size()) + "\n";
 		}
-		if (write(report[1], out.data(), out.size()) != static_cast<ssize_t>(out.size()))
-			_exit(3);
-		_exit(0);
-	}
-	close(report[1]);
-	std::string text;
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(report[0], buf, sizeof buf)) > 0)
-		text.append(buf, static_cast<std::size_t>(n));
-	close(report[0]);
-	int status = 0;
-	waitpid(pid, &status, 0);
+		return out;
+	});
 	INFO(text);
 	REQUIRE(WIFEXITED(status));
 	REQUIRE(WEXITSTATUS(status) == 0);
+	CHECK(text.rfind("threw: ", 0) == std::string::npos);
 	for (const char *id : {"sched.runq_wait_p50_us", "sched.runq_wait_p99_us", "sched.involuntary_ctxsw_ps",
 			       "io.iops_read", "io.iops_write", "io.latency_p50_us", "io.latency_p99_us",
 			       "io.queue_p50_us", "io.queue_p99_us", "io.pattern_entropy"}) {

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +33,7 @@
 #include <tuple>
 #include <vector>
 
+#include "as_nobody.h"
 #include "empty_vhost.skel.h"
 #include "hwsig/bpf_sources.h"
 #include "hwsig/derive.h"
@@ -614,38 +614,12 @@ void phase_reload(hwsig::SourcePtr &source)
 // As nobody without capabilities: the reason, no numbers, nothing thrown.
 void phase_unprivileged()
 {
-	int report[2];
-	if (pipe(report))
-		throw std::runtime_error("pipe failed");
-	pid_t pid = fork();
-	if (pid < 0)
-		throw std::runtime_error("fork failed");
-	if (pid == 0) {
-		close(report[0]);
-		if (setgroups(0, nullptr) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(2);
-		std::string out;
-		try {
-			auto source = hwsig::make_bpf_vhost_source();
-			Taken t = take(*source);
-			out = system_note(t) + "\nseries=" +
-			      std::to_string(t.snap.histograms().size() + t.snap.counters().size());
-		} catch (const std::exception &e) {
-			out = std::string("threw: ") + e.what();
-		}
-		if (write(report[1], out.data(), out.size()) < 0)
-			_exit(3);
-		_exit(0);
-	}
-	close(report[1]);
-	std::string text;
-	char buf[4096];
-	ssize_t n;
-	while ((n = read(report[0], buf, sizeof buf)) > 0)
-		text.append(buf, static_cast<std::size_t>(n));
-	close(report[0]);
-	int st = 0;
-	waitpid(pid, &st, 0);
+	auto [st, text] = hwsig::test::run_as_nobody([] {
+		auto source = hwsig::make_bpf_vhost_source();
+		Taken t = take(*source);
+		return system_note(t) + "\nseries=" +
+		       std::to_string(t.snap.histograms().size() + t.snap.counters().size());
+	});
 	info("as nobody: " + text.substr(0, text.find('\n')));
 	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && text.find("BPF needs root") != std::string::npos &&
 		      text.find("series=0") != std::string::npos,
