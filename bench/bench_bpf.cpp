@@ -665,12 +665,12 @@ int main(int argc, char **argv)
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
 			{"hwsig_tp_btf", "btf_sched",
-			 [] { return hold(std::optional<hwsig::SchedProbe>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
+			 [] { return hold(std::optional<hwsig::SchedCollector>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
 			{"hwsig_raw_tp", "raw_sched",
-			 [] { return hold(std::optional<hwsig::SchedProbe>(std::in_place, hwsig::BpfAttach::RawTp)); }},
+			 [] { return hold(std::optional<hwsig::SchedCollector>(std::in_place, hwsig::BpfAttach::RawTp)); }},
 			{"hwsig_tp_btf_selected", "btf_sched",
 			 [] {
-				 std::optional<hwsig::SchedProbe> p(std::in_place, hwsig::BpfAttach::TpBtf);
+				 std::optional<hwsig::SchedCollector> p(std::in_place, hwsig::BpfAttach::TpBtf);
 				 p->select(getpid());
 				 return hold(std::move(p));
 			 }},
@@ -719,9 +719,9 @@ int main(int argc, char **argv)
 				 return std::function<void()>([s] { s->reset(); });
 			 }},
 			{"hwsig_tp_btf", "btf_block",
-			 [] { return hold(std::optional<hwsig::BlockProbe>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
+			 [] { return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
 			{"hwsig_raw_tp", "raw_block",
-			 [] { return hold(std::optional<hwsig::BlockProbe>(std::in_place, hwsig::BpfAttach::RawTp)); }},
+			 [] { return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::RawTp)); }},
 		};
 		auto block = measure(block_modes, reps, [&] { return direct_read_ns(loop.path(), offsets); });
 		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (median cost)\n",

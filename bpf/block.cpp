@@ -56,13 +56,13 @@ Skeleton<hwsig_block_bpf> load(BpfAttach how, bool ms)
 
 } // namespace
 
-struct BlockProbe::Impl {
+struct BlockCollector::Impl {
 	Skeleton<hwsig_block_bpf> skel;
 	BpfAttach how;
 	int ncpu;
 };
 
-BlockProbe::BlockProbe(BpfAttach how, bool milliseconds)
+BlockCollector::BlockCollector(BpfAttach how, bool milliseconds)
 {
 	how = attach_from_environment(how);
 	int ncpu = libbpf_num_possible_cpus();
@@ -83,16 +83,16 @@ BlockProbe::BlockProbe(BpfAttach how, bool milliseconds)
 	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu});
 }
 
-BlockProbe::~BlockProbe() = default;
-BlockProbe::BlockProbe(BlockProbe &&) noexcept = default;
-BlockProbe &BlockProbe::operator=(BlockProbe &&) noexcept = default;
+BlockCollector::~BlockCollector() = default;
+BlockCollector::BlockCollector(BlockCollector &&) noexcept = default;
+BlockCollector &BlockCollector::operator=(BlockCollector &&) noexcept = default;
 
-BpfAttach BlockProbe::attached_as() const
+BpfAttach BlockCollector::attached_as() const
 {
 	return impl_->how;
 }
 
-std::map<std::uint32_t, BlockCounts> BlockProbe::devices() const
+std::map<std::uint32_t, BlockCounts> BlockCollector::devices() const
 {
 	std::map<std::uint32_t, BlockCounts> out;
 	const struct bpf_map *map = impl_->skel->maps.dev_stats;

@@ -42,21 +42,14 @@ BpfAttach attach_from_environment(BpfAttach how)
 Histogram SchedCounts::wait_us() const
 {
 	Histogram h = wakeup_wait_us;
-	h.counts.resize(std::max(h.counts.size(), preempt_wait_us.counts.size()), 0);
-	for (std::size_t i = 0; i < preempt_wait_us.counts.size(); ++i)
-		h.counts[i] += preempt_wait_us.counts[i];
+	h += preempt_wait_us;
 	return h;
 }
 
 SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
 {
-	auto add = [](Histogram &into, const Histogram &from) {
-		into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
-		for (std::size_t i = 0; i < from.counts.size(); ++i)
-			into.counts[i] += from.counts[i];
-	};
-	add(wakeup_wait_us, o.wakeup_wait_us);
-	add(preempt_wait_us, o.preempt_wait_us);
+	wakeup_wait_us += o.wakeup_wait_us;
+	preempt_wait_us += o.preempt_wait_us;
 	involuntary += o.involuntary;
 	runs += o.runs;
 	return *this;
@@ -119,7 +112,7 @@ void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, const 
 
 // Attaches on first use; a failure is remembered, not retried every
 // interval (it would not change while we run).
-template <typename Probe> class LazyProbe {
+template <typename Probe> class LazyCollector {
 public:
 	Probe *get()
 	{
@@ -147,7 +140,7 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		SchedProbe *probe = probe_.get();
+		SchedCollector *probe = probe_.get();
 		if (!probe) {
 			all_unavailable(snap, kSchedIds, probe_.failure());
 			return;
@@ -168,7 +161,7 @@ private:
 		snap.add_counter(series::kInvoluntarySwitches, scope, static_cast<double>(c.involuntary), kSource);
 	}
 
-	void emit(const SourceContext &ctx, SchedProbe &probe, Snapshot &snap)
+	void emit(const SourceContext &ctx, SchedCollector &probe, Snapshot &snap)
 	{
 		// tgid -> scopes it is reported under.
 		std::map<int, std::vector<std::string>> wanted;
@@ -204,7 +197,7 @@ private:
 	}
 
 	std::vector<int> pids_;
-	LazyProbe<SchedProbe> probe_;
+	LazyCollector<SchedCollector> probe_;
 };
 
 class BpfBlockSource : public Source {
@@ -214,7 +207,7 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		BlockProbe *probe = probe_.get();
+		BlockCollector *probe = probe_.get();
 		if (!probe) {
 			all_unavailable(snap, kBlockIds, probe_.failure());
 			return;
@@ -245,7 +238,7 @@ public:
 private:
 	static unsigned kdev_major(std::uint32_t dev) { return dev >> 20; }
 	static unsigned kdev_minor(std::uint32_t dev) { return dev & ((1u << 20) - 1); }
-	LazyProbe<BlockProbe> probe_;
+	LazyCollector<BlockCollector> probe_;
 };
 
 // The vhost collector. Unlike the others it cannot attach before vhost_net
@@ -340,7 +333,7 @@ private:
 	}
 
 	VhostAttach how_;
-	std::optional<VhostProbe> probe_;
+	std::optional<VhostCollector> probe_;
 	std::string failure_;
 	ino_t attached_module_ = 0;
 	VhostRetired retired_;

@@ -77,7 +77,7 @@ void selection_changed(hwsig_sched_bpf *s, std::size_t nr_selected)
 
 } // namespace
 
-struct SchedProbe::Impl {
+struct SchedCollector::Impl {
 	Skeleton<hwsig_sched_bpf> skel;
 	BpfAttach how;
 	int ncpu;
@@ -93,7 +93,7 @@ struct SchedProbe::Impl {
 	}
 };
 
-SchedProbe::SchedProbe(BpfAttach how, bool milliseconds)
+SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)
 {
 	int ncpu = possible_cpus();
 	how = attach_from_environment(how);
@@ -114,16 +114,16 @@ SchedProbe::SchedProbe(BpfAttach how, bool milliseconds)
 	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu, {}});
 }
 
-SchedProbe::~SchedProbe() = default;
-SchedProbe::SchedProbe(SchedProbe &&) noexcept = default;
-SchedProbe &SchedProbe::operator=(SchedProbe &&) noexcept = default;
+SchedCollector::~SchedCollector() = default;
+SchedCollector::SchedCollector(SchedCollector &&) noexcept = default;
+SchedCollector &SchedCollector::operator=(SchedCollector &&) noexcept = default;
 
-BpfAttach SchedProbe::attached_as() const
+BpfAttach SchedCollector::attached_as() const
 {
 	return impl_->how;
 }
 
-bool SchedProbe::select(int tgid)
+bool SchedCollector::select(int tgid)
 {
 	if (impl_->index_of.count(tgid))
 		return true;
@@ -146,7 +146,7 @@ bool SchedProbe::select(int tgid)
 	return true;
 }
 
-void SchedProbe::deselect(int tgid)
+void SchedCollector::deselect(int tgid)
 {
 	auto it = impl_->index_of.find(tgid);
 	if (it == impl_->index_of.end())
@@ -159,7 +159,7 @@ void SchedProbe::deselect(int tgid)
 	selection_changed(s, impl_->index_of.size());
 }
 
-std::vector<int> SchedProbe::selected() const
+std::vector<int> SchedCollector::selected() const
 {
 	std::vector<int> out;
 	for (const auto &[tgid, index] : impl_->index_of)
@@ -167,7 +167,7 @@ std::vector<int> SchedProbe::selected() const
 	return out;
 }
 
-std::vector<SchedCounts> SchedProbe::per_cpu() const
+std::vector<SchedCounts> SchedCollector::per_cpu() const
 {
 	std::vector<SchedCounts> out;
 	for (const auto &s : impl_->read_percpu(impl_->skel->maps.cpu_stats, 0))
@@ -175,7 +175,7 @@ std::vector<SchedCounts> SchedProbe::per_cpu() const
 	return out;
 }
 
-std::optional<SchedCounts> SchedProbe::process(int tgid) const
+std::optional<SchedCounts> SchedCollector::process(int tgid) const
 {
 	auto it = impl_->index_of.find(tgid);
 	if (it == impl_->index_of.end())

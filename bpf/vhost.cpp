@@ -135,12 +135,12 @@ const char *vhost_attach_name(VhostAttach how)
 	}
 }
 
-struct VhostProbe::Impl {
+struct VhostCollector::Impl {
 	Skeleton<hwsig_vhost_bpf> skel;
 	VhostAttach how;
 };
 
-VhostProbe::VhostProbe(VhostAttach how, const std::string &root)
+VhostCollector::VhostCollector(VhostAttach how, const std::string &root)
 {
 	if (auto why = vhost_not_loaded_reason(root))
 		throw Error("BPF vhost: " + *why, ENOENT);
@@ -182,16 +182,16 @@ VhostProbe::VhostProbe(VhostAttach how, const std::string &root)
 	throw Error("BPF vhost: no program set attached (" + tried + ")", err);
 }
 
-VhostProbe::~VhostProbe() = default;
-VhostProbe::VhostProbe(VhostProbe &&) noexcept = default;
-VhostProbe &VhostProbe::operator=(VhostProbe &&) noexcept = default;
+VhostCollector::~VhostCollector() = default;
+VhostCollector::VhostCollector(VhostCollector &&) noexcept = default;
+VhostCollector &VhostCollector::operator=(VhostCollector &&) noexcept = default;
 
-VhostAttach VhostProbe::attached_as() const
+VhostAttach VhostCollector::attached_as() const
 {
 	return impl_->how;
 }
 
-std::map<VhostQueueKey, VhostQueueCounts> VhostProbe::queues() const
+std::map<VhostQueueKey, VhostQueueCounts> VhostCollector::queues() const
 {
 	std::map<VhostQueueKey, VhostQueueCounts> out;
 	const struct bpf_map *map = impl_->skel->maps.queues;
@@ -218,7 +218,7 @@ std::map<VhostQueueKey, VhostQueueCounts> VhostProbe::queues() const
 	return out;
 }
 
-void VhostProbe::forget(const VhostQueueKey &k)
+void VhostCollector::forget(const VhostQueueKey &k)
 {
 	hwsig_vhost_key key{};
 	key.owner_tgid = k.owner_tgid;
@@ -228,12 +228,12 @@ void VhostProbe::forget(const VhostQueueKey &k)
 	bpf_map__delete_elem(impl_->skel->maps.queues, &key, sizeof key, 0);
 }
 
-std::uint64_t VhostProbe::dropped() const
+std::uint64_t VhostCollector::dropped() const
 {
 	return impl_->skel->bss->dropped;
 }
 
-std::vector<std::pair<std::string, int>> VhostProbe::programs() const
+std::vector<std::pair<std::string, int>> VhostCollector::programs() const
 {
 	std::vector<std::pair<std::string, int>> out;
 	struct bpf_program *prog;

@@ -22,7 +22,7 @@ void require_root()
 		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
 }
 
-BlockCounts counts_of(const BlockProbe &probe, std::uint32_t dev)
+BlockCounts counts_of(const BlockCollector &probe, std::uint32_t dev)
 {
 	auto all = probe.devices();
 	auto it = all.find(dev);
@@ -52,7 +52,7 @@ TEST_CASE("O_DIRECT reads and writes on a loop device: counts within 1%, sizes i
 {
 	require_root();
 	for (BpfAttach how : {BpfAttach::TpBtf, BpfAttach::RawTp}) {
-		BlockProbe probe(how);
+		BlockCollector probe(how);
 		LoopDevice loop(64ull << 20);
 		settle();
 		BlockCounts before = counts_of(probe, loop.kdev());

@@ -60,14 +60,14 @@ TEST_CASE("attach, detach, re-attach 20 times: no leaked programs or maps", "[li
 	// The first attach may create kernel-side objects that outlive it
 	// (none known, but do not let them count as a leak of the loop).
 	{
-		SchedProbe s;
-		BlockProbe b;
+		SchedCollector s;
+		BlockCollector b;
 	}
 	auto [progs, maps] = settled_counts(0, 0);
 	std::size_t during_progs = 0;
 	for (int i = 0; i < 20; ++i) {
-		SchedProbe s(i % 2 ? BpfAttach::RawTp : BpfAttach::TpBtf);
-		BlockProbe b(i % 2 ? BpfAttach::RawTp : BpfAttach::TpBtf);
+		SchedCollector s(i % 2 ? BpfAttach::RawTp : BpfAttach::TpBtf);
+		BlockCollector b(i % 2 ? BpfAttach::RawTp : BpfAttach::TpBtf);
 		s.select(getpid());
 		during_progs = prog_count();
 	}

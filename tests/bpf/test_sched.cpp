@@ -28,7 +28,7 @@ void ping_pong_case(BpfAttach how)
 {
 	require_root();
 	constexpr unsigned kRounds = 20000;
-	SchedProbe probe(how);
+	SchedCollector probe(how);
 	INFO("attached as " << attach_name(probe.attached_as()));
 	Child child = Child::ping_pong(hwsig_test::pick_cpu(), kRounds);
 	const int pid = child.pid();
@@ -104,7 +104,7 @@ std::uint64_t switches_of(int pid)
 void reselect_case(BpfAttach how)
 {
 	require_root();
-	SchedProbe probe(how);
+	SchedCollector probe(how);
 	INFO("attached as " << attach_name(probe.attached_as()));
 	int cpu_b = hwsig_test::pick_cpu();
 	int cpu_a = cpu_b > 0 ? cpu_b - 1 : cpu_b;
@@ -148,7 +148,7 @@ TEST_CASE("deselect, then select another process into the freed slot (raw_tp fal
 TEST_CASE("two CPU hogs on one CPU: involuntary switches for both", "[sched]")
 {
 	require_root();
-	SchedProbe probe;
+	SchedCollector probe;
 	int cpu = hwsig_test::pick_cpu();
 	Child a = Child::hog(cpu, 1500), b = Child::hog(cpu, 1500);
 	const int pid_a = a.pid(), pid_b = b.pid();

@@ -129,7 +129,7 @@ TEST_CASE("values are spread over split bit ranges, low bits first", "[pmu]")
 
 TEST_CASE("generic, cache, software, raw and sysfs events resolve like perf", "[pmu]")
 {
-	PmuCatalog pmus(fixture("skylake-sp"));
+	PmuDevices pmus(fixture("skylake-sp"));
 	CHECK(pmus.problems().empty());
 
 	auto e = pmus.resolve("cycles");
@@ -203,7 +203,7 @@ TEST_CASE("host identity and sockets come from cpuinfo and topology", "[pmu]")
 
 TEST_CASE("Skylake-SP: uncore_imc CAS counts per socket, .scale ignored", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("skylake-sp"));
+	PmuDevices pmus(fixture("skylake-sp"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("skylake-sp")));
 	CHECK(plan.kind == "uncore_imc");
 	auto s = summarize(plan);
@@ -223,7 +223,7 @@ TEST_CASE("Skylake-SP: uncore_imc CAS counts per socket, .scale ignored", "[pmu]
 
 TEST_CASE("Ice Lake-SP: free-running read/write counters win over uncore_imc, never both", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("icelake-sp"));
+	PmuDevices pmus(fixture("icelake-sp"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("icelake-sp")));
 	CHECK(plan.kind == "uncore_imc_free_running");
 	auto s = summarize(plan);
@@ -237,7 +237,7 @@ TEST_CASE("Ice Lake-SP: free-running read/write counters win over uncore_imc, ne
 
 TEST_CASE("Sapphire Rapids: free-running boxes without read/write fall back to CAS events", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("sapphire-rapids"));
+	PmuDevices pmus(fixture("sapphire-rapids"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("sapphire-rapids")));
 	CHECK(plan.kind == "uncore_imc");
 	auto s = summarize(plan);
@@ -249,7 +249,7 @@ TEST_CASE("Sapphire Rapids: free-running boxes without read/write fall back to C
 
 TEST_CASE("Zen 4: amd_umc CAS commands with rdwrmask per socket", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("zen4"));
+	PmuDevices pmus(fixture("zen4"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("zen4")));
 	CHECK(plan.kind == "amd_umc");
 	auto s = summarize(plan);
@@ -262,7 +262,7 @@ TEST_CASE("Zen 4: amd_umc CAS commands with rdwrmask per socket", "[pmu][uncore]
 
 TEST_CASE("Zen 2: amd_df DRAM channel events, reads and writes together", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("zen2"));
+	PmuDevices pmus(fixture("zen2"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("zen2")));
 	CHECK(plan.kind == "amd_df");
 	auto s = summarize(plan);
@@ -277,7 +277,7 @@ TEST_CASE("Zen 2: amd_df DRAM channel events, reads and writes together", "[pmu]
 
 TEST_CASE("no uncore memory controller: a one-line reason", "[pmu][uncore]")
 {
-	PmuCatalog pmus(fixture("kvm-guest"));
+	PmuDevices pmus(fixture("kvm-guest"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("kvm-guest")));
 	CHECK(plan.events.empty());
 	CHECK(plan.unavailable_reason ==
@@ -287,7 +287,7 @@ TEST_CASE("no uncore memory controller: a one-line reason", "[pmu][uncore]")
 
 TEST_CASE("core plans: Intel raw events through the cpu PMU's format", "[pmu][core]")
 {
-	PmuCatalog pmus(fixture("skylake-sp"));
+	PmuDevices pmus(fixture("skylake-sp"));
 	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("skylake-sp")));
 	CHECK(plan.unavailable.empty());
 	const auto *stall = find_series(plan, series::kPmuStallCycles);
@@ -305,7 +305,7 @@ TEST_CASE("core plans: Intel raw events through the cpu PMU's format", "[pmu][co
 
 TEST_CASE("core plans: AMD L2 raw event, LLC reported unavailable", "[pmu][core]")
 {
-	PmuCatalog pmus(fixture("zen4"));
+	PmuDevices pmus(fixture("zen4"));
 	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("zen4")));
 	const auto *l2 = find_series(plan, series::kPmuL2Misses);
 	REQUIRE(l2);
@@ -321,7 +321,7 @@ TEST_CASE("core plans: AMD L2 raw event, LLC reported unavailable", "[pmu][core]
 
 TEST_CASE("core plans without a core PMU keep the generic events and drop raw ones", "[pmu][core]")
 {
-	PmuCatalog pmus(fixture("kvm-guest"));
+	PmuDevices pmus(fixture("kvm-guest"));
 	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("kvm-guest")));
 	CHECK(has_unavailable(plan, "cpu.l2_mpki"));
 	REQUIRE(find_series(plan, series::kPmuCycles));
@@ -341,7 +341,7 @@ TEST_CASE("a malformed PMU directory is reported, not fatal", "[pmu]")
 	REQUIRE(system(("echo 12x > " + d + "/bad/type; echo 'config:9-3' > " + d + "/good/format/event; echo 21 > " +
 			d + "/good/type; echo 'config:0-7' > " + d + "/good/format/umask")
 			       .c_str()) == 0);
-	PmuCatalog pmus(root);
+	PmuDevices pmus(root);
 	CHECK(pmus.find("bad") == nullptr);
 	CHECK(pmus.find("notype") == nullptr);
 	REQUIRE(pmus.find("good"));
@@ -373,7 +373,7 @@ TEST_CASE("Zen 4 without amd_umc (kernel older than 6.8) says what is missing", 
 {
 	ScratchTree t("zen4");
 	t.run("rm -rf sys/bus/event_source/devices/amd_umc_*");
-	PmuCatalog pmus(t.root);
+	PmuDevices pmus(t.root);
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
 	CHECK(plan.events.empty());
 	CHECK(plan.unavailable_reason == "AMD Zen 4: DRAM traffic needs the amd_umc PMU (Linux 6.8 or later)");
@@ -383,7 +383,7 @@ TEST_CASE("an uncore PMU whose CPU has no topology is skipped with a note, other
 {
 	ScratchTree t("skylake-sp");
 	t.run("rm -rf sys/devices/system/cpu/cpu2");
-	PmuCatalog pmus(t.root);
+	PmuDevices pmus(t.root);
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
 	CHECK(plan.kind == "uncore_imc");
 	auto s = summarize(plan);
@@ -396,7 +396,7 @@ TEST_CASE("a single unnumbered free-running IMC box is used too", "[pmu][uncore]
 	ScratchTree t("icelake-sp");
 	t.run("cd sys/bus/event_source/devices && rm -rf uncore_imc_free_running_1 uncore_imc_free_running_2 "
 	      "uncore_imc_free_running_3 && mv uncore_imc_free_running_0 uncore_imc_free_running");
-	PmuCatalog pmus(t.root);
+	PmuDevices pmus(t.root);
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(t.root));
 	CHECK(plan.kind == "uncore_imc_free_running");
 	CHECK(summarize(plan).pmus == std::set<std::string>{"uncore_imc_free_running"});

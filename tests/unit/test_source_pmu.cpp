@@ -111,7 +111,7 @@ TEST_CASE("PMU source with uncore PMUs this kernel lacks reports the open error"
 TEST_CASE("default kmod events: the cpu.* set, or software events without a core PMU", "[source_pmu]")
 {
 	bool software = true;
-	PmuCatalog skx(fixture("skylake-sp"));
+	PmuDevices skx(fixture("skylake-sp"));
 	auto ev = default_kmod_events(skx, read_cpu_identity(fixture("skylake-sp")), &software);
 	CHECK_FALSE(software);
 	REQUIRE(ev.size() == 11);
@@ -124,7 +124,7 @@ TEST_CASE("default kmod events: the cpu.* set, or software events without a core
 		CHECK(e.name.size() < HWSIG_EVENT_NAME_MAX);
 	}
 
-	PmuCatalog guest(fixture("kvm-guest"));
+	PmuDevices guest(fixture("kvm-guest"));
 	ev = default_kmod_events(guest, read_cpu_identity(fixture("kvm-guest")), &software);
 	CHECK(software);
 	REQUIRE(ev.size() == 4);

@@ -387,12 +387,12 @@ TEST_CASE("vhost source: loaded later, without module BTF: that reason, then ret
 	CHECK(procfs_test::note(c, "vhost.ring_stalls_ps", "system") == "vhost not loaded (no vhost_net module)");
 }
 
-TEST_CASE("VhostProbe: not loaded is an Error with ENOENT and the reason", "[vhost][bpf]")
+TEST_CASE("VhostCollector: not loaded is an Error with ENOENT and the reason", "[vhost][bpf]")
 {
 	TempTree t;
 	t.mkdir("sys/module");
 	try {
-		VhostProbe probe(VhostAttach::Auto, t.root());
+		VhostCollector probe(VhostAttach::Auto, t.root());
 		FAIL("attached without vhost_net");
 	} catch (const Error &e) {
 		CHECK(e.err() == ENOENT);
@@ -400,7 +400,7 @@ TEST_CASE("VhostProbe: not loaded is an Error with ENOENT and the reason", "[vho
 	}
 }
 
-TEST_CASE("VhostProbe: the hooked functions must be vhost's own in kallsyms", "[vhost][bpf]")
+TEST_CASE("VhostCollector: the hooked functions must be vhost's own in kallsyms", "[vhost][bpf]")
 {
 	TempTree t;
 	t.mkdir("sys/module/vhost_net");
@@ -410,7 +410,7 @@ TEST_CASE("VhostProbe: the hooked functions must be vhost's own in kallsyms", "[
 				     "ffffffffc0a02000 t handle_rx\t[vhost_net]\n";
 	auto error_of = [&] {
 		try {
-			VhostProbe probe(VhostAttach::Auto, t.root());
+			VhostCollector probe(VhostAttach::Auto, t.root());
 		} catch (const Error &e) {
 			return std::pair<int, std::string>{e.err(), e.what()};
 		}

@@ -250,7 +250,7 @@ template <typename Print> int interval_loop(const HistOptions &o, const char *ba
 
 int run_runq(const HistOptions &o)
 {
-	hwsig::SchedProbe probe(hwsig::BpfAttach::Auto, o.ms);
+	hwsig::SchedCollector probe(hwsig::BpfAttach::Auto, o.ms);
 	std::vector<int> pids = o.pids;
 	if (o.per_process && pids.empty())
 		pids = default_processes(o.root);
@@ -302,7 +302,7 @@ int run_runq(const HistOptions &o)
 
 int run_bio(const HistOptions &o)
 {
-	hwsig::BlockProbe probe(hwsig::BpfAttach::Auto, o.ms);
+	hwsig::BlockCollector probe(hwsig::BpfAttach::Auto, o.ms);
 	const char *unit = o.size ? "kbytes" : o.seek ? "sectors" : o.ms ? "msecs" : "usecs";
 	auto pick = [&](const hwsig::BlockCounts &c) {
 		if (o.size)
@@ -312,11 +312,6 @@ int run_bio(const HistOptions &o)
 		if (o.queue)
 			return c.queue_us;
 		return c.latency_us;
-	};
-	auto add = [](Histogram &into, const Histogram &from) {
-		into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
-		for (std::size_t i = 0; i < from.counts.size(); ++i)
-			into.counts[i] += from.counts[i];
 	};
 	std::map<std::string, Histogram> prev;
 	return interval_loop(o, "Tracing block device I/O", [&] {
@@ -333,7 +328,7 @@ int run_bio(const HistOptions &o)
 				std::printf("\ndisk = %s\n", disk.c_str());
 				print_log2_hist(d, unit);
 			} else {
-				add(all, d);
+				all += d;
 			}
 		}
 		if (!o.per_disk)
@@ -343,7 +338,7 @@ int run_bio(const HistOptions &o)
 
 int run_vhost(const HistOptions &o)
 {
-	hwsig::VhostProbe probe(hwsig::VhostAttach::Auto, o.root);
+	hwsig::VhostCollector probe(hwsig::VhostAttach::Auto, o.root);
 	std::map<std::string, Histogram> prev;
 	std::map<std::string, std::uint64_t> prev_stalls;
 	std::string banner = std::string("Tracing vhost-net virtqueue depths (") +

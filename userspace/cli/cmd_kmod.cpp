@@ -195,52 +195,10 @@ int do_status(bool per_cpu)
 	return 0;
 }
 
-// Names the default set uses ("stall-cycles", "l2-misses") are plan names,
-// not perf names: look them up in this CPU's plan first.
-hwsig::KmodEvent resolve_event(const hwsig::PmuCatalog &pmus, const hwsig::CorePlan &plan, const std::string &name)
-{
-	hwsig::PerfEventSpec spec;
-	bool found = false;
-	for (const auto &s : plan.series)
-		if (!s.alternatives.empty() && s.alternatives.front().name == name) {
-			spec = s.alternatives.front();
-			found = true;
-		}
-	if (!found)
-		spec = pmus.resolve(name);
-	hwsig::KmodEvent e;
-	e.name = name;
-	e.pmu_type = spec.type;
-	e.config = spec.config;
-	e.config1 = spec.config1;
-	e.config2 = spec.config2;
-	return e;
-}
-
-std::vector<std::string> split_list(const std::string &s)
-{
-	// Commas separate events, but "pmu/event=1,umask=2/" has its own commas.
-	std::vector<std::string> out;
-	std::string cur;
-	bool in_pmu = false;
-	for (char c : s) {
-		if (c == '/')
-			in_pmu = !in_pmu;
-		if (c == ',' && !in_pmu) {
-			out.push_back(cur);
-			cur.clear();
-			continue;
-		}
-		cur.push_back(c);
-	}
-	out.push_back(cur);
-	return out;
-}
-
 int do_start(const std::string &root, double interval, std::optional<std::uint32_t> ring_records,
 	     const std::string &event_list, bool dry_run)
 {
-	hwsig::PmuCatalog pmus(root);
+	hwsig::PmuDevices pmus(root);
 	const auto cpu = hwsig::read_cpu_identity(root);
 	hwsig::KmodConfig cfg;
 	cfg.sample_interval_ns = static_cast<std::uint64_t>(std::llround(interval * 1e9));
@@ -252,27 +210,11 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 			if (software)
 				std::printf("no core PMU on this host: sampling software events instead\n");
 		} else {
-			const auto plan = hwsig::plan_core_events(pmus, cpu);
-			for (const auto &name : split_list(event_list)) {
+			const auto names = hwsig::split_event_list(event_list);
+			for (const auto &name : names)
 				if (name.empty())
 					return hwsigctl::usage_error("kmod", "--events has an empty entry");
-				hwsig::KmodEvent e = resolve_event(pmus, plan, name);
-				// An uncore PMU counts per socket/die on the CPUs of its
-				// cpumask: one event per such CPU, named "<event>@<cpu>".
-				const auto slash = name.find('/');
-				const hwsig::PmuDevice *pmu =
-					slash == std::string::npos ? nullptr : pmus.find(std::string_view(name).substr(0, slash));
-				if (!pmu || pmu->cpumask.empty()) {
-					cfg.events.push_back(std::move(e));
-					continue;
-				}
-				for (unsigned c : pmu->cpumask) {
-					hwsig::KmodEvent per_cpu = e;
-					per_cpu.name = name + "@" + std::to_string(c);
-					per_cpu.cpu = static_cast<std::int32_t>(c);
-					cfg.events.push_back(std::move(per_cpu));
-				}
-			}
+			cfg.events = hwsig::kmod_events_for(pmus, cpu, names);
 		}
 	} catch (const hwsig::Error &e) {
 		std::fprintf(stderr, "hwsigctl kmod start: %s\n", e.what());

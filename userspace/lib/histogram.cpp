@@ -1,5 +1,6 @@
 #include "hwsig/histogram.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hwsig {
@@ -35,6 +36,14 @@ std::uint64_t Histogram::total() const
 	for (auto c : counts)
 		t += c;
 	return t;
+}
+
+Histogram &Histogram::operator+=(const Histogram &o)
+{
+	counts.resize(std::max(counts.size(), o.counts.size()), 0);
+	for (std::size_t i = 0; i < o.counts.size(); ++i)
+		counts[i] += o.counts[i];
+	return *this;
 }
 
 std::optional<Histogram> Histogram::delta(const Histogram &prev, const Histogram &cur)

@@ -223,7 +223,7 @@ std::optional<unsigned> cpu_socket(const std::string &root, unsigned cpu)
 
 // ---- the catalog of PMUs ----
 
-PmuCatalog::PmuCatalog(std::string root) : root_(std::move(root))
+PmuDevices::PmuDevices(std::string root) : root_(std::move(root))
 {
 	const std::string base = join_path(root_, "/sys/bus/event_source/devices");
 	for (const std::string &name : list_dir(base)) {
@@ -263,7 +263,7 @@ PmuCatalog::PmuCatalog(std::string root) : root_(std::move(root))
 	}
 }
 
-const PmuDevice *PmuCatalog::find(std::string_view name) const
+const PmuDevice *PmuDevices::find(std::string_view name) const
 {
 	for (const auto &d : devices_)
 		if (d.name == name)
@@ -271,14 +271,14 @@ const PmuDevice *PmuCatalog::find(std::string_view name) const
 	return nullptr;
 }
 
-const PmuDevice *PmuCatalog::core_pmu() const
+const PmuDevice *PmuDevices::core_pmu() const
 {
 	if (const PmuDevice *p = find("cpu"))
 		return p;
 	return find("cpu_core");
 }
 
-PerfEventSpec PmuCatalog::encode(const PmuDevice &pmu, std::string_view terms, std::string name) const
+PerfEventSpec PmuDevices::encode(const PmuDevice &pmu, std::string_view terms, std::string name) const
 {
 	std::string why;
 	auto parsed = parse_event_terms(terms, &why);
@@ -399,7 +399,7 @@ std::optional<std::uint64_t> parse_cache_event(std::string_view name)
 
 } // namespace
 
-PerfEventSpec PmuCatalog::resolve(std::string_view name) const
+PerfEventSpec PmuDevices::resolve(std::string_view name) const
 {
 	const std::string n(trim(name));
 	PerfEventSpec spec;
@@ -472,7 +472,7 @@ PerfEventSpec hw_cache(const char *name, std::uint64_t cache, std::uint64_t op, 
 
 // A raw core event through the core PMU's format, when that PMU exists and
 // knows every term; nullopt otherwise.
-std::optional<PerfEventSpec> raw_core(const PmuCatalog &pmus, const char *name, const char *terms)
+std::optional<PerfEventSpec> raw_core(const PmuDevices &pmus, const char *name, const char *terms)
 {
 	const PmuDevice *core = pmus.core_pmu();
 	if (!core)
@@ -498,7 +498,7 @@ std::vector<std::string> default_software_event_names()
 	return {"task-clock", "context-switches", "cpu-migrations", "page-faults"};
 }
 
-CorePlan plan_core_events(const PmuCatalog &pmus, const CpuIdentity &cpu)
+CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 {
 	using namespace series;
 	CorePlan plan;
@@ -566,7 +566,7 @@ bool numbered(std::string_view name, std::string_view prefix)
 }
 
 // Adds one event per CPU of the PMU's cpumask (one CPU per socket/die).
-void add_per_socket(const PmuCatalog &pmus, const PmuDevice &pmu, const PerfEventSpec &spec,
+void add_per_socket(const PmuDevices &pmus, const PmuDevice &pmu, const PerfEventSpec &spec,
 		    DramDirection dir, UncoreDramPlan &plan)
 {
 	if (pmu.cpumask.empty()) {
@@ -584,7 +584,7 @@ void add_per_socket(const PmuCatalog &pmus, const PmuDevice &pmu, const PerfEven
 	}
 }
 
-bool plan_intel(const PmuCatalog &pmus, std::string_view prefix, const char *read_alias,
+bool plan_intel(const PmuDevices &pmus, std::string_view prefix, const char *read_alias,
 		const char *write_alias, UncoreDramPlan &plan)
 {
 	bool any = false;
@@ -618,7 +618,7 @@ bool is_zen4(unsigned model)
 
 // Zen 2/3 (families 17h/19h): the data fabric's DRAM channel controller
 // events, one per channel; each counts 64-byte beats, reads and writes together.
-bool plan_amd_df(const PmuCatalog &pmus, const PmuDevice &df, UncoreDramPlan &plan)
+bool plan_amd_df(const PmuDevices &pmus, const PmuDevice &df, UncoreDramPlan &plan)
 {
 	static constexpr unsigned kChannelEvents[] = {0x07, 0x47, 0x87, 0xc7, 0x107, 0x147, 0x187, 0x1c7};
 	try {
@@ -636,7 +636,7 @@ bool plan_amd_df(const PmuCatalog &pmus, const PmuDevice &df, UncoreDramPlan &pl
 
 } // namespace
 
-UncoreDramPlan plan_uncore_dram(const PmuCatalog &pmus, const CpuIdentity &cpu)
+UncoreDramPlan plan_uncore_dram(const PmuDevices &pmus, const CpuIdentity &cpu)
 {
 	UncoreDramPlan plan;
 	// Free-running counters cost no programmable counter; only Ice Lake-SP

@@ -154,7 +154,7 @@ private:
 		uncore_.clear();
 		reader_.reset();
 		kmod_series_.clear();
-		pmus_ = std::make_unique<PmuCatalog>(root);
+		pmus_ = std::make_unique<PmuDevices>(root);
 		cpu_ = read_cpu_identity(root);
 		plan_ = plan_core_events(*pmus_, cpu_);
 		for (const auto &[id, why] : plan_.unavailable)
@@ -433,7 +433,7 @@ private:
 	PmuSourceOptions opt_;
 	bool initialized_ = false;
 	std::string root_;
-	std::unique_ptr<PmuCatalog> pmus_;
+	std::unique_ptr<PmuDevices> pmus_;
 	CpuIdentity cpu_;
 	CorePlan plan_;
 	std::vector<unsigned> cpus_;
@@ -499,7 +499,7 @@ std::string no_pmu_reason(const CpuIdentity &cpu, int err, std::string_view via)
 	       std::string(via) + " cycles: " + errno_name(err) + ")";
 }
 
-std::vector<KmodEvent> default_kmod_events(const PmuCatalog &pmus, const CpuIdentity &cpu, bool *software_only)
+std::vector<KmodEvent> default_kmod_events(const PmuDevices &pmus, const CpuIdentity &cpu, bool *software_only)
 {
 	std::vector<KmodEvent> out;
 	auto add = [&](const PerfEventSpec &s) {
@@ -523,6 +523,73 @@ std::vector<KmodEvent> default_kmod_events(const PmuCatalog &pmus, const CpuIden
 		if (!s.alternatives.empty() && out.size() < HWSIG_MAX_EVENTS)
 			add(s.alternatives.front());
 	return out;
+}
+
+std::vector<std::string> split_event_list(std::string_view list)
+{
+	// Commas separate events, but "pmu/event=1,umask=2/" has its own commas.
+	std::vector<std::string> out;
+	std::string cur;
+	bool in_pmu = false;
+	for (char c : list) {
+		if (c == '/')
+			in_pmu = !in_pmu;
+		if (c == ',' && !in_pmu) {
+			out.push_back(cur);
+			cur.clear();
+			continue;
+		}
+		cur.push_back(c);
+	}
+	out.push_back(cur);
+	return out;
+}
+
+// Names the default set uses ("stall-cycles", "l2-misses") are plan names,
+// not perf names: look them up in this CPU's plan first.
+static KmodEvent resolve_kmod_event(const PmuDevices &pmus, const CorePlan &plan, const std::string &name)
+{
+	PerfEventSpec spec;
+	bool found = false;
+	for (const auto &s : plan.series)
+		if (!s.alternatives.empty() && s.alternatives.front().name == name) {
+			spec = s.alternatives.front();
+			found = true;
+		}
+	if (!found)
+		spec = pmus.resolve(name);
+	KmodEvent e;
+	e.name = name;
+	e.pmu_type = spec.type;
+	e.config = spec.config;
+	e.config1 = spec.config1;
+	e.config2 = spec.config2;
+	return e;
+}
+
+std::vector<KmodEvent> kmod_events_for(const PmuDevices &pmus, const CpuIdentity &cpu,
+				       const std::vector<std::string> &names)
+{
+	const auto plan = plan_core_events(pmus, cpu);
+	std::vector<KmodEvent> events;
+	for (const auto &name : names) {
+		KmodEvent e = resolve_kmod_event(pmus, plan, name);
+		// An uncore PMU counts per socket/die on the CPUs of its
+		// cpumask: one event per such CPU, named "<event>@<cpu>".
+		const auto slash = name.find('/');
+		const PmuDevice *pmu = slash == std::string::npos ? nullptr : pmus.find(std::string_view(name).substr(0, slash));
+		if (!pmu || pmu->cpumask.empty()) {
+			events.push_back(std::move(e));
+			continue;
+		}
+		for (unsigned c : pmu->cpumask) {
+			KmodEvent per_cpu = e;
+			per_cpu.name = name + "@" + std::to_string(c);
+			per_cpu.cpu = static_cast<std::int32_t>(c);
+			events.push_back(std::move(per_cpu));
+		}
+	}
+	return events;
 }
 
 } // namespace hwsig

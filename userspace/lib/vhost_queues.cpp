@@ -15,13 +15,6 @@ namespace {
 
 constexpr const char *kSource = "bpf";
 
-void add_hist(Histogram &into, const Histogram &from)
-{
-	into.counts.resize(std::max(into.counts.size(), from.counts.size()), 0);
-	for (std::size_t i = 0; i < from.counts.size(); ++i)
-		into.counts[i] += from.counts[i];
-}
-
 std::optional<int> tgid_of(const std::string &root, int tid)
 {
 	FileRead r = read_file(join_path(root, "proc/" + std::to_string(tid) + "/status"), 64 << 10);
@@ -42,7 +35,7 @@ std::optional<int> tgid_of(const std::string &root, int tid)
 
 VhostQueueCounts &VhostQueueCounts::operator+=(const VhostQueueCounts &o)
 {
-	add_hist(depth, o.depth);
+	depth += o.depth;
 	samples += o.samples;
 	handled += o.handled;
 	stalls += o.stalls;

@@ -493,7 +493,7 @@ std::string attach_report()
 	std::string s;
 	for (auto set : {hwsig::VhostAttach::Fentry, hwsig::VhostAttach::Kprobe}) {
 		try {
-			hwsig::VhostProbe p(set);
+			hwsig::VhostCollector p(set);
 			s += std::string(s.empty() ? "" : "; ") + hwsig::vhost_attach_name(set) + ": attaches";
 		} catch (const std::exception &e) {
 			s += std::string(s.empty() ? "" : "; ") + hwsig::vhost_attach_name(set) + ": " + e.what();
@@ -626,11 +626,11 @@ void phase_unprivileged()
 	      "unprivileged vhost source: " + text);
 }
 
-// Each program set on its own (VhostProbe, not the source): same exact counts.
+// Each program set on its own (VhostCollector, not the source): same exact counts.
 void phase_sets()
 {
 	for (auto set : {hwsig::VhostAttach::Fentry, hwsig::VhostAttach::Kprobe}) {
-		std::optional<hwsig::VhostProbe> probe;
+		std::optional<hwsig::VhostCollector> probe;
 		try {
 			probe.emplace(set);
 		} catch (const std::exception &e) {
@@ -793,7 +793,7 @@ const hwsig::SkeletonOps<hwsig_empty_vhost_bpf> kEmptyOps = {
 // same kinds on the same hooks, attached together, over the same rounds.
 void bench_set(hwsig::VhostAttach set)
 {
-	hwsig::VhostProbe probe(set);
+	hwsig::VhostCollector probe(set);
 	bool fentry = probe.attached_as() == hwsig::VhostAttach::Fentry;
 	hwsig::Skeleton<hwsig_empty_vhost_bpf> empty(kEmptyOps, [&](hwsig_empty_vhost_bpf &s) {
 		bpf_program__set_autoload(s.progs.empty_fe_handle_tx, fentry);
@@ -904,7 +904,7 @@ int run_bench()
 		int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0)
 			throw hwsig::Error("bpf_enable_stats(BPF_STATS_RUN_TIME)", errno);
-		hwsig::VhostAttach chosen = hwsig::VhostProbe().attached_as();
+		hwsig::VhostAttach chosen = hwsig::VhostCollector().attached_as();
 		bench_set(chosen);
 		if (chosen != hwsig::VhostAttach::Kprobe)
 			bench_set(hwsig::VhostAttach::Kprobe);

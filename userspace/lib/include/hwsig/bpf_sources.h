@@ -42,14 +42,14 @@ struct SchedCounts {
 	SchedCounts &operator+=(const SchedCounts &o);
 };
 
-class SchedProbe {
+class SchedCollector {
 public:
 	// Opens, loads and attaches; throws hwsig::Error (with errno) on failure.
 	// milliseconds: wait slots in log2 ms instead of us (hwsigctl hist -m).
-	explicit SchedProbe(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
-	~SchedProbe();
-	SchedProbe(SchedProbe &&) noexcept;
-	SchedProbe &operator=(SchedProbe &&) noexcept;
+	explicit SchedCollector(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
+	~SchedCollector();
+	SchedCollector(SchedCollector &&) noexcept;
+	SchedCollector &operator=(SchedCollector &&) noexcept;
 
 	BpfAttach attached_as() const;
 	// Per-process counts for tgid from now on (its slot starts at zero).
@@ -75,13 +75,13 @@ struct BlockCounts {
 	Histogram seek_sectors; // log2 sectors from the previous request's end
 };
 
-class BlockProbe {
+class BlockCollector {
 public:
 	// milliseconds: latency and queue slots in log2 ms instead of us.
-	explicit BlockProbe(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
-	~BlockProbe();
-	BlockProbe(BlockProbe &&) noexcept;
-	BlockProbe &operator=(BlockProbe &&) noexcept;
+	explicit BlockCollector(BpfAttach how = BpfAttach::Auto, bool milliseconds = false);
+	~BlockCollector();
+	BlockCollector(BlockCollector &&) noexcept;
+	BlockCollector &operator=(BlockCollector &&) noexcept;
 
 	BpfAttach attached_as() const;
 	// Key: kernel dev_t (major << 20 | minor) of the whole disk.
@@ -107,16 +107,16 @@ const char *vhost_attach_name(VhostAttach how);
 // re-attaches when the module is reloaded. how: which program set (tests).
 SourcePtr make_bpf_vhost_source(VhostAttach how = VhostAttach::Auto);
 
-class VhostProbe {
+class VhostCollector {
 public:
 	// Opens, loads and attaches; throws hwsig::Error (with errno) when
 	// vhost_net is not loaded, its BTF is missing, a hooked function name
 	// is ambiguous, or no program set attaches (the message says why for
 	// each set tried). root: where /sys and /proc are (tests).
-	explicit VhostProbe(VhostAttach how = VhostAttach::Auto, const std::string &root = "/");
-	~VhostProbe();
-	VhostProbe(VhostProbe &&) noexcept;
-	VhostProbe &operator=(VhostProbe &&) noexcept;
+	explicit VhostCollector(VhostAttach how = VhostAttach::Auto, const std::string &root = "/");
+	~VhostCollector();
+	VhostCollector(VhostCollector &&) noexcept;
+	VhostCollector &operator=(VhostCollector &&) noexcept;
 
 	VhostAttach attached_as() const;
 	// Every queue seen since attach, cumulative.

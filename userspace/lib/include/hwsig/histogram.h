@@ -35,6 +35,9 @@ struct Histogram {
 	// Slot-wise cur - prev; nullopt when a slot went backwards (reset) or the
 	// layouts differ.
 	static std::optional<Histogram> delta(const Histogram &prev, const Histogram &cur);
+	// Slot-wise sum (the longer of the two lengths); the layout stays this
+	// one's: callers add histograms of one layout (per-CPU maps, scopes).
+	Histogram &operator+=(const Histogram &o);
 
 	// A histogram over n slots read from a BPF map (whatever the u64 type).
 	template <typename Count>

@@ -66,9 +66,9 @@ CpuIdentity read_cpu_identity(const std::string &root);
 std::optional<unsigned> cpu_socket(const std::string &root, unsigned cpu);
 
 // The PMUs of one host, read once.
-class PmuCatalog {
+class PmuDevices {
 public:
-	explicit PmuCatalog(std::string root);
+	explicit PmuDevices(std::string root);
 
 	const std::string &root() const { return root_; }
 	const std::vector<PmuDevice> &devices() const { return devices_; }
@@ -109,7 +109,7 @@ struct CorePlan {
 	// metric id -> reason, for what this CPU cannot measure at all.
 	std::vector<std::pair<std::string, std::string>> unavailable;
 };
-CorePlan plan_core_events(const PmuCatalog &pmus, const CpuIdentity &cpu);
+CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu);
 
 // Names of the default event set (`hwsigctl kmod start` without --events).
 std::vector<std::string> default_core_event_names();
@@ -132,6 +132,6 @@ struct UncoreDramPlan {
 	std::string unavailable_reason; // when events is empty
 	std::vector<std::string> notes; // e.g. amd_df counts reads and writes together
 };
-UncoreDramPlan plan_uncore_dram(const PmuCatalog &pmus, const CpuIdentity &cpu);
+UncoreDramPlan plan_uncore_dram(const PmuDevices &pmus, const CpuIdentity &cpu);
 
 } // namespace hwsig
