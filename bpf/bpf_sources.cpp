@@ -9,6 +9,7 @@
 #include <string_view>
 #include <set>
 
+#include "hwsig/block_device.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/series.h"
@@ -53,40 +54,6 @@ SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
 	involuntary += o.involuntary;
 	runs += o.runs;
 	return *this;
-}
-
-static std::string dev_dir(const std::string &root, unsigned major, unsigned minor)
-{
-	return join_path(root, "sys/dev/block/" + std::to_string(major) + ":" + std::to_string(minor));
-}
-
-std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor)
-{
-	FileRead r = read_file(dev_dir(root, major, minor) + "/uevent", 64 << 10);
-	if (!r.data)
-		return std::nullopt;
-	const std::string &text = *r.data;
-	std::size_t pos = 0;
-	while (pos < text.size()) {
-		std::size_t eol = text.find('\n', pos);
-		if (eol == std::string::npos)
-			eol = text.size();
-		std::string_view line(text.data() + pos, eol - pos);
-		if (line.substr(0, 8) == "DEVNAME=") {
-			std::string_view name = line.substr(8);
-			// A name becomes part of a scope ("dev:NAME"): refuse what
-			// would make it ambiguous or unprintable.
-			bool ok = !name.empty() && name.size() <= 64 &&
-				  std::all_of(name.begin(), name.end(), [](char c) {
-					  return c > ' ' && c < 127 && c != ':';
-				  });
-			if (ok)
-				return std::string(name);
-			return std::nullopt;
-		}
-		pos = eol + 1;
-	}
-	return std::nullopt;
 }
 
 std::string bpf_unavailable_reason(const std::exception &e)
@@ -214,10 +181,7 @@ public:
 		}
 		try {
 			for (const auto &[dev, c] : probe->devices()) {
-				unsigned major = kdev_major(dev), minor = kdev_minor(dev);
-				auto name = block_dev_name(ctx.root, major, minor);
-				std::string scope = "dev:" + (name ? *name : std::to_string(major) + "." +
-									std::to_string(minor));
+				std::string scope = "dev:" + block_dev_label(ctx.root, dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
 				snap.add_counter(series::kIoReadBytes, scope, static_cast<double>(c.read_bytes),
@@ -236,8 +200,6 @@ public:
 	}
 
 private:
-	static unsigned kdev_major(std::uint32_t dev) { return dev >> 20; }
-	static unsigned kdev_minor(std::uint32_t dev) { return dev & ((1u << 20) - 1); }
 	LazyCollector<BlockCollector> probe_;
 };
 

@@ -317,9 +317,7 @@ int run_bio(const HistOptions &o)
 	return interval_loop(o, "Tracing block device I/O", [&] {
 		Histogram all;
 		for (const auto &[dev, c] : probe.devices()) {
-			unsigned major = dev >> 20, minor = dev & ((1u << 20) - 1);
-			auto name = hwsig::block_dev_name(o.root, major, minor);
-			std::string disk = name ? *name : std::to_string(major) + ":" + std::to_string(minor);
+			std::string disk = hwsig::block_dev_label(o.root, dev);
 			Histogram d = diff(prev[disk], pick(c));
 			prev[disk] = pick(c);
 			if (o.per_disk) {

@@ -173,4 +173,25 @@ const MetricDef *find_metric(std::string_view id)
 	return nullptr;
 }
 
+std::vector<std::string> metrics_reading(const std::vector<std::string_view> &series)
+{
+	auto wanted = [&](const std::string &name) {
+		for (std::string_view s : series)
+			if (s == name)
+				return true;
+		return false;
+	};
+	std::vector<std::string> ids;
+	for (const MetricDef &m : catalog()) {
+		bool reads = false;
+		for (const auto &name : m.rule.num)
+			reads = reads || wanted(name);
+		for (const auto &name : m.rule.den)
+			reads = reads || wanted(name);
+		if (reads)
+			ids.push_back(m.id);
+	}
+	return ids;
+}
+
 } // namespace hwsig

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hwsig/fd.h"
+#include "hwsig/parse.h"
 
 namespace hwsig {
 
@@ -76,6 +77,14 @@ bool path_exists(const std::string &path)
 {
 	struct stat st;
 	return ::stat(path.c_str(), &st) == 0;
+}
+
+std::optional<std::string> read_trimmed(const std::string &path)
+{
+	auto r = read_file(path, 64 * 1024);
+	if (!r.data)
+		return std::nullopt;
+	return std::string(trim(*r.data));
 }
 
 } // namespace hwsig

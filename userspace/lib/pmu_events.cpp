@@ -70,14 +70,6 @@ std::vector<std::string_view> split(std::string_view s, char sep)
 	}
 }
 
-std::optional<std::string> read_trimmed(const std::string &path)
-{
-	auto r = read_file(path, 64 * 1024);
-	if (!r.data)
-		return std::nullopt;
-	return std::string(trim(*r.data));
-}
-
 } // namespace
 
 unsigned FormatField::width() const

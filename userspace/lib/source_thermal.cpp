@@ -157,14 +157,6 @@ std::vector<std::pair<unsigned, std::string>> numbered_entries(const std::string
 	return out;
 }
 
-std::optional<std::string> read_trimmed(const std::string &path)
-{
-	auto r = read_file(path, 4096);
-	if (!r.data)
-		return std::nullopt;
-	return std::string(trim(*r.data));
-}
-
 std::string read_link_basename(const std::string &path)
 {
 	char buf[4096];

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/block_device.h"
 #include "hwsig/histogram.h"
 #include "hwsig/source.h"
 #include "hwsig/vhost.h"
@@ -133,8 +134,6 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
-// "vda" from <root>/sys/dev/block/M:m/uevent DEVNAME; nullopt if unknown.
-std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor);
 // One line for unavailable notes: why BPF could not be used.
 std::string bpf_unavailable_reason(const std::exception &e);
 

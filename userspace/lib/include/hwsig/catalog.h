@@ -39,5 +39,10 @@ struct MetricDef {
 
 const std::vector<MetricDef> &catalog();
 const MetricDef *find_metric(std::string_view id);
+// Ids of the catalog's metrics whose rule reads at least one of these
+// series, in catalog order: what a source feeds (Source::provides) and
+// what a missing series leaves unmeasured come from the rules, not from a
+// second list.
+std::vector<std::string> metrics_reading(const std::vector<std::string_view> &series);
 
 } // namespace hwsig

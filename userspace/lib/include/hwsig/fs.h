@@ -27,4 +27,8 @@ std::vector<std::string> list_dir(const std::string &path, std::string_view pref
 
 bool path_exists(const std::string &path);
 
+// A one-value sysfs attribute without its surrounding whitespace (at most
+// 64 KiB); nullopt when it cannot be read.
+std::optional<std::string> read_trimmed(const std::string &path);
+
 } // namespace hwsig

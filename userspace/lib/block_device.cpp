@@ -1,0 +1,42 @@
+#include "hwsig/block_device.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
+
+namespace hwsig {
+
+std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor)
+{
+	FileRead r = read_file(join_path(root, "sys/dev/block/" + std::to_string(major) + ":" +
+						       std::to_string(minor) + "/uevent"),
+			       64 << 10);
+	if (!r.data)
+		return std::nullopt;
+	for (std::string_view line : split_lines(*r.data)) {
+		if (line.substr(0, 8) != "DEVNAME=")
+			continue;
+		std::string_view name = line.substr(8);
+		// A name becomes part of a scope ("dev:NAME"): refuse what would
+		// make it ambiguous or unprintable.
+		bool ok = !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+				  return c > ' ' && c < 127 && c != ':';
+			  });
+		if (ok)
+			return std::string(name);
+		return std::nullopt;
+	}
+	return std::nullopt;
+}
+
+std::string block_dev_label(const std::string &root, std::uint32_t kdev)
+{
+	unsigned major = kdev_major(kdev), minor = kdev_minor(kdev);
+	if (auto name = block_dev_name(root, major, minor))
+		return *name;
+	return std::to_string(major) + ":" + std::to_string(minor);
+}
+
+} // namespace hwsig
