@@ -2,7 +2,7 @@
 /*
  * Every kernel-version difference hwsig.ko depends on, in one place.
  *
- * HAS_* comes from the compile probes in Kbuild (probes/<feature>.c), so a
+ * HAS_* comes from the feature checks in Kbuild (features/<feature>.c), so a
  * distribution kernel that backported a feature is handled like the
  * upstream release that introduced it. The code elsewhere is written
  * against the newest API; this file supplies it on older kernels.
