@@ -47,8 +47,8 @@ private:
 		for (const auto &[series, why] : plan_.missing)
 			notes_.series_missing({series}, why);
 		std::vector<unsigned> cpus;
-		if (auto online = read_file(join_path(root, "/sys/devices/system/cpu/online")); online.data)
-			if (auto parsed = parse_cpu_list(trim(*online.data)))
+		if (auto online = read_trimmed(join_path(root, "/sys/devices/system/cpu/online")))
+			if (auto parsed = parse_cpu_list(*online))
 				cpus = *parsed;
 		if (cpus.empty()) {
 			notes_.core_missing("cannot read the online CPU list");
