@@ -112,9 +112,6 @@ private:
 		std::vector<const char *> series; // per member
 		PerfGroup group;
 	};
-	std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &plan, int *cycles_err,
-						    PmuNotes &notes) const;
-
 	std::vector<PerCpuGroup> groups_;
 };
 

@@ -21,13 +21,10 @@ const std::vector<std::vector<const char *>> kGroups = {
 	{series::kPmuDtlbMisses, series::kPmuItlbMisses},
 };
 
-} // namespace
-
 // On probe_cpu, the first alternative of each series the kernel accepts;
 // series with none are noted, and *cycles_err says why cycles failed (0: it
 // did not).
-std::map<std::string, PerfEventSpec> PerfBackend::choose(unsigned probe_cpu, const CorePlan &plan, int *cycles_err,
-							 PmuNotes &notes) const
+std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &plan, int *cycles_err, PmuNotes &notes)
 {
 	std::map<std::string, PerfEventSpec> chosen;
 	*cycles_err = 0;
@@ -55,6 +52,8 @@ std::map<std::string, PerfEventSpec> PerfBackend::choose(unsigned probe_cpu, con
 	}
 	return chosen;
 }
+
+} // namespace
 
 void PerfBackend::init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
 		       const std::string &kmod_problem, PmuNotes &notes)
