@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "hwsig/pmu_events.h"
+#include "hwsig/pmu_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {

@@ -1,5 +1,6 @@
-// The catalog of the brief, plus a few documented extensions (in_brief =
-// false). Order here is the order of output. Documentation/metrics.rst
+// The metric catalog: the brief's metrics plus a few documented extensions.
+// Order here is the order of output. Each rule names the series it reads:
+// that is also what says which source feeds a metric (metrics_reading). Documentation/metrics.rst
 // defines every entry; keep the two in step.
 #include "hwsig/catalog.h"
 
@@ -26,28 +27,27 @@ std::string_view layer_name(Layer l)
 
 static MetricDef ratio(const char *id, const char *unit, Layer layer, const char *source,
 		       const char *desc, std::vector<std::string> num,
-		       std::vector<std::string> den, double scale = 1.0, bool in_brief = true)
+		       std::vector<std::string> den, double scale = 1.0)
 {
-	return {id, unit, layer, source, desc, {K::Ratio, std::move(num), std::move(den), scale, 0}, in_brief};
+	return {id, unit, layer, source, desc, {K::Ratio, std::move(num), std::move(den), scale, 0}};
 }
 
 static MetricDef rate(const char *id, const char *unit, Layer layer, const char *source,
-		      const char *desc, std::vector<std::string> num, double scale = 1.0,
-		      bool in_brief = true)
+		      const char *desc, std::vector<std::string> num, double scale = 1.0)
 {
-	return {id, unit, layer, source, desc, {K::Rate, std::move(num), {}, scale, 0}, in_brief};
+	return {id, unit, layer, source, desc, {K::Rate, std::move(num), {}, scale, 0}};
 }
 
 static MetricDef gauge(const char *id, const char *unit, Layer layer, const char *source,
-		       const char *desc, const char *name, bool in_brief = true)
+		       const char *desc, const char *name)
 {
-	return {id, unit, layer, source, desc, {K::Gauge, {name}, {}, 1.0, 0}, in_brief};
+	return {id, unit, layer, source, desc, {K::Gauge, {name}, {}, 1.0, 0}};
 }
 
 static MetricDef pct(const char *id, const char *unit, Layer layer, const char *source,
-		     const char *desc, const char *hist, double q, bool in_brief = true)
+		     const char *desc, const char *hist, double q)
 {
-	return {id, unit, layer, source, desc, {K::Percentile, {hist}, {}, 1.0, q}, in_brief};
+	return {id, unit, layer, source, desc, {K::Percentile, {hist}, {}, 1.0, q}};
 }
 
 static std::vector<MetricDef> build_catalog()
@@ -83,7 +83,7 @@ static std::vector<MetricDef> build_catalog()
 			 "DRAM write bytes/s (CAS x 64 B)", {s::kImcCasWrites}, 64));
 	c.push_back(rate("mem.imc_bps", "B/s", mem, "uncore PMU",
 			 "DRAM read+write bytes/s where reads and writes are not counted apart (CAS x 64 B)",
-			 {s::kImcCasReadWrite}, 64, false));
+			 {s::kImcCasReadWrite}, 64));
 	c.push_back(ratio("mem.numa_remote_ratio", "ratio", mem, "numastat",
 			  "remote / (local + remote) page allocations in the interval",
 			  {s::kNumaOther}, {s::kNumaLocal, s::kNumaOther}));
@@ -91,7 +91,7 @@ static std::vector<MetricDef> build_catalog()
 			 "pages migrated per second (pgmigrate_success)", {s::kPgmigrateSuccess}));
 	c.push_back(rate("mem.numa_pages_migrated_ps", "pages/s", mem, "/proc/vmstat",
 			 "pages migrated by NUMA balancing per second (numa_pages_migrated)",
-			 {s::kNumaPagesMigrated}, 1.0, false));
+			 {s::kNumaPagesMigrated}, 1.0));
 	c.push_back(gauge("mem.hugepage_utilization", "ratio", mem, "sysfs hugepages",
 			  "HugeTLB pages in use / total, per page size", s::kHugepageUtilization));
 	c.push_back(gauge("mem.thp_anon_bytes", "B", mem, "/proc/meminfo",
@@ -105,9 +105,9 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(rate("io.iops_write", "req/s", io, "BPF block", "completed write requests/s",
 			 {s::kIoWrites}));
 	c.push_back(rate("io.read_bps", "B/s", io, "BPF block", "bytes of completed reads/s",
-			 {s::kIoReadBytes}, 1.0, false));
+			 {s::kIoReadBytes}, 1.0));
 	c.push_back(rate("io.write_bps", "B/s", io, "BPF block", "bytes of completed writes/s",
-			 {s::kIoWriteBytes}, 1.0, false));
+			 {s::kIoWriteBytes}, 1.0));
 	c.push_back(pct("io.latency_p50_us", "us", io, "BPF block", "issue -> complete, median",
 			s::kIoLatencyUs, 0.50));
 	c.push_back(pct("io.latency_p99_us", "us", io, "BPF block", "issue -> complete, 99th percentile",
@@ -118,7 +118,7 @@ static std::vector<MetricDef> build_catalog()
 			"insert -> issue (queue time), 99th percentile", s::kIoQueueUs, 0.99));
 	c.push_back({"io.pattern_entropy", "0..1", io, "BPF block",
 		     "normalized entropy of log2 seek distances: sequential ~0, random ~1",
-		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}, true});
+		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}});
 	// vhost (Documentation/vhost.rst)
 	c.push_back(pct("vhost.queue_depth_p50", "descriptors", vh, "BPF vhost",
 			"outstanding descriptors (avail - last_avail) when the worker handles the queue, median",
@@ -136,7 +136,7 @@ static std::vector<MetricDef> build_catalog()
 			"wakeup or preemption -> running, 99th percentile", s::kRunqWaitUs, 0.99));
 	c.push_back(ratio("sched.runq_wait_avg_us", "us", sch, "schedstat",
 			  "procfs estimate: run-queue wait per timeslice (run_delay / pcount)",
-			  {s::kSchedstatRunDelayNs}, {s::kSchedstatTimeslices}, 1e-3, false));
+			  {s::kSchedstatRunDelayNs}, {s::kSchedstatTimeslices}, 1e-3));
 	c.push_back(ratio("sched.steal_ratio", "ratio", sch, "/proc/stat", "steal / total CPU time",
 			  {s::kCpuStealTicks}, {s::kCpuTotalTicks}));
 	c.push_back(rate("sched.involuntary_ctxsw_ps", "switches/s", sch, "BPF sched",
@@ -151,11 +151,11 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(gauge("psi.memory_some_pct", "%", ps, "/proc/pressure",
 			  "memory pressure, some, avg10", s::kPsiMemorySome));
 	c.push_back(gauge("psi.memory_full_pct", "%", ps, "/proc/pressure",
-			  "memory pressure, full, avg10", s::kPsiMemoryFull, false));
+			  "memory pressure, full, avg10", s::kPsiMemoryFull));
 	c.push_back(gauge("psi.io_some_pct", "%", ps, "/proc/pressure", "I/O pressure, some, avg10",
 			  s::kPsiIoSome));
 	c.push_back(gauge("psi.io_full_pct", "%", ps, "/proc/pressure", "I/O pressure, full, avg10",
-			  s::kPsiIoFull, false));
+			  s::kPsiIoFull));
 	return c;
 }
 
@@ -163,14 +163,6 @@ const std::vector<MetricDef> &catalog()
 {
 	static const std::vector<MetricDef> c = build_catalog();
 	return c;
-}
-
-const MetricDef *find_metric(std::string_view id)
-{
-	for (const auto &d : catalog())
-		if (d.id == id)
-			return &d;
-	return nullptr;
 }
 
 std::vector<std::string> metrics_reading(const std::vector<std::string_view> &series)

@@ -34,11 +34,9 @@ struct MetricDef {
 	std::string source;      // what produces it, for humans: "PMU", "procfs", "BPF sched"...
 	std::string description; // one line
 	Rule rule;
-	bool in_brief = true;    // false: an extension beyond the brief's catalog
 };
 
 const std::vector<MetricDef> &catalog();
-const MetricDef *find_metric(std::string_view id);
 // Ids of the catalog's metrics whose rule reads at least one of these
 // series, in catalog order: what a source feeds (Source::provides) and
 // what a missing series leaves unmeasured come from the rules, not from a

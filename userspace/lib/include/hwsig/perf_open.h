@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hwsig/fd.h"
-#include "hwsig/pmu_events.h"
+#include "hwsig/pmu_format.h"
 
 namespace hwsig {
 

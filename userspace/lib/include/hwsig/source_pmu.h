@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "hwsig/kmod.h"
@@ -30,27 +29,8 @@ SourcePtr make_pmu_source(PmuSourceOptions opt = {});
 // names the series of values[i]; an empty name skips that event.
 void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap);
 
-// The metric ids the PMU source feeds.
+// The metric ids the PMU source feeds: the catalog's metrics that read a
+// pmu.* or imc.* series (metrics_reading).
 std::vector<std::string> pmu_metric_ids();
-
-// The default event set for hwsig.ko: the cpu.* events of this CPU (first
-// choice of each series), or, on a host without a core PMU, the software
-// events (so that the module's machinery still runs and can be checked);
-// *software_only says which it chose.
-std::vector<KmodEvent> default_kmod_events(const PmuDevices &pmus, const CpuIdentity &cpu, bool *software_only);
-
-// The one-line reason used when the core PMU is missing, e.g.
-// "no hardware PMU: running under a hypervisor (perf cycles: ENOENT)";
-// via names what failed to open cycles ("perf" or "hwsig.ko").
-std::string no_pmu_reason(const CpuIdentity &cpu, int err, std::string_view via = "perf");
-
-// `hwsigctl kmod start --events LIST`: LIST split at the commas that are
-// not inside "pmu/.../" (an empty entry stays, for the caller to refuse).
-std::vector<std::string> split_event_list(std::string_view list);
-// Each name resolved (plan names such as "stall-cycles" first, then what
-// PmuDevices::resolve takes); an uncore event becomes one event per CPU of
-// its PMU's cpumask, named "<event>@<cpu>". Throws Error as resolve does.
-std::vector<KmodEvent> kmod_events_for(const PmuDevices &pmus, const CpuIdentity &cpu,
-				       const std::vector<std::string> &names);
 
 } // namespace hwsig

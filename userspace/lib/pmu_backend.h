@@ -1,0 +1,133 @@
+// Internals of the PMU source (source_pmu.cpp), not public API: what the
+// backends report through (PmuNotes, CounterSums) and the three backends,
+// one file each: pmu_backend_kmod.cpp (hwsig.ko rings), pmu_backend_perf.cpp
+// (perf_event_open groups per CPU), pmu_backend_uncore.cpp (uncore DRAM).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hwsig/kmod.h"
+#include "hwsig/perf_open.h"
+#include "hwsig/pmu_plan.h"
+#include "hwsig/snapshot.h"
+
+namespace hwsig::pmu {
+
+// Why metrics cannot be measured, per (metric, scope); the first reason
+// wins. Which metrics a missing series leaves unmeasured comes from the
+// catalog's rules (metrics_reading), never from a list of our own.
+class PmuNotes {
+public:
+	void note(const std::string &id, const std::string &reason, const std::string &scope = "system");
+	// Every metric that reads any of these series.
+	void series_missing(const std::vector<std::string_view> &series, const std::string &reason,
+			    const std::string &scope = "system");
+	// Every metric that reads a core pmu.* series.
+	void core_missing(const std::string &reason) { series_missing(pmu_core_series(), reason); }
+	// No core PMU at all: one reason for every core metric, replacing the
+	// per-event ones.
+	void replace_core(const std::string &reason);
+	void clear() { notes_.clear(); }
+	void add_to(Snapshot &snap) const;
+
+private:
+	struct Note {
+		std::string id, scope, reason;
+	};
+	std::vector<Note> notes_;
+};
+
+// Readings summed per (series, scope) and per series at "system", each sum
+// with the worst running fraction of what went into it.
+class CounterSums {
+public:
+	void add(const std::string &series, const std::string &scope, double value, double fraction);
+	void add_to(Snapshot &snap, std::string_view via) const;
+
+private:
+	struct Sum {
+		double value = 0;
+		double fraction = 1.0;
+		void add(double v, double f);
+	};
+	std::map<std::pair<std::string, std::string>, Sum> scoped_;
+	std::map<std::string, Sum> system_;
+};
+
+std::string cpu_scope(unsigned cpu);
+
+// Core counters from hwsig.ko's per-CPU rings.
+class KmodBackend {
+public:
+	KmodBackend() = default;
+	KmodBackend(const KmodBackend &) = delete;
+	KmodBackend &operator=(const KmodBackend &) = delete;
+	~KmodBackend(); // stops the module if this backend started it
+
+	// Uses the module at `device` when it runs a configuration with cycles
+	// or, with `start`, when it is idle and this host has a core PMU (then
+	// it configures the default events). False: problem() says why.
+	bool init(const std::string &device, const PmuDevices &pmus, const CpuIdentity &cpu, const CorePlan &plan,
+		  bool start);
+	bool active() const { return reader_ != nullptr; }
+	void reset(); // inactive until the next init
+	const std::string &problem() const { return problem_; }
+
+	enum class Refresh { Same, Reconfigured, Failed };
+	// Reconfigured: the caller initializes again (the slots changed meaning).
+	Refresh refresh(PmuNotes &notes);
+	void collect(Snapshot &snap, PmuNotes &notes);
+
+private:
+	void check_status(PmuNotes &notes);
+
+	CpuIdentity cpu_;
+	std::unique_ptr<KmodClient> client_;
+	std::unique_ptr<RingReader> reader_;
+	std::vector<std::string> series_; // per configured event; empty: not a pmu.* series
+	std::string problem_;
+	bool started_ = false;
+	bool status_checked_ = false;
+};
+
+// Core counters from perf_event_open groups, one set per online CPU.
+class PerfBackend {
+public:
+	// Picks each series' first alternative the kernel accepts (probing the
+	// first CPU) and opens the groups on every CPU. kmod_problem is why
+	// hwsig.ko is not used, added to the reason when perf fails too.
+	void init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
+		  const std::string &kmod_problem, PmuNotes &notes);
+	void reset() { groups_.clear(); }
+	void collect(Snapshot &snap) const;
+
+private:
+	struct PerCpuGroup {
+		unsigned cpu;
+		std::vector<const char *> series; // per member
+		PerfGroup group;
+	};
+	std::vector<PerCpuGroup> groups_;
+};
+
+// Uncore DRAM CAS counts per socket, from perf_event_open.
+class UncoreBackend {
+public:
+	void init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNotes &notes);
+	void reset() { counters_.clear(); }
+	void collect(Snapshot &snap) const;
+
+private:
+	struct Counter {
+		UncoreDramEvent event;
+		PerfGroup group;
+	};
+	std::vector<Counter> counters_;
+};
+
+} // namespace hwsig::pmu

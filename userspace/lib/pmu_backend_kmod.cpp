@@ -1,0 +1,159 @@
+// The PMU source's hwsig.ko backend (pmu_backend.h): core counters from the
+// module's per-CPU rings, the module started with the default events when
+// it is idle, and stopped again by whoever started it.
+
+#include <cerrno>
+
+#include "hwsig/error.h"
+#include "hwsig/series.h"
+#include "hwsig/source_pmu.h"
+#include "pmu_backend.h"
+
+namespace hwsig {
+
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap)
+{
+	const auto &g = reader.geometry();
+	const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
+	pmu::CounterSums sums;
+	for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
+		auto rec = reader.latest(cpu);
+		// Counts restart with every configuration: never mix generations.
+		if (!rec || rec->config_generation != gen)
+			continue;
+		for (unsigned i = 0; i < series_of_event.size() && i < HWSIG_MAX_EVENTS; i++) {
+			const std::string &s = series_of_event[i];
+			if (s.empty() || !(rec->valid_mask & (1u << i)))
+				continue;
+			PerfCount c = scale_count(rec->values[i], rec->time_enabled[i], rec->time_running[i]);
+			if (c.time_running == 0)
+				continue;
+			sums.add(s, pmu::cpu_scope(cpu), c.scaled, c.running_fraction);
+		}
+	}
+	sums.add_to(snap, "kmod");
+}
+
+namespace pmu {
+
+KmodBackend::~KmodBackend()
+{
+	if (started_ && client_) {
+		try {
+			client_->stop();
+		} catch (const Error &) {
+			// Nothing to do at teardown: the module keeps running.
+		}
+	}
+}
+
+void KmodBackend::reset()
+{
+	reader_.reset();
+	series_.clear();
+}
+
+bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const CpuIdentity &cpu,
+		       const CorePlan &plan, bool start)
+{
+	cpu_ = cpu;
+	try {
+		client_ = std::make_unique<KmodClient>();
+		KmodInfo info = client_->get_info();
+		if (!info.running || info.events.empty()) {
+			if (!start || !pmus.core_pmu()) {
+				problem_ = "hwsig.ko is idle";
+				return false;
+			}
+			KmodConfig cfg;
+			cfg.events = default_kmod_events(pmus, cpu, nullptr);
+			client_->configure(cfg);
+			client_->start();
+			started_ = true;
+			info = client_->get_info();
+		}
+		// Records say values[i]; the configured names say which series.
+		std::map<std::string, const char *> by_name;
+		for (const auto &s : plan.series)
+			for (const auto &alt : s.alternatives)
+				by_name.emplace(alt.name, s.series.c_str());
+		bool has_cycles = false;
+		for (const auto &e : info.events) {
+			auto it = by_name.find(e.name);
+			series_.push_back(it == by_name.end() ? std::string() : std::string(it->second));
+			has_cycles |= it != by_name.end() && it->second == std::string_view(series::kPmuCycles);
+		}
+		if (!has_cycles) {
+			// Someone else's configuration (e.g. software events only):
+			// leave it running and count with perf_event_open instead.
+			series_.clear();
+			problem_ = "hwsig.ko runs a configuration without cycles";
+			return false;
+		}
+		reader_ = std::make_unique<RingReader>(RingReader::open_device(device, RingReader::Start::Newest));
+		status_checked_ = false;
+		return true;
+	} catch (const Error &e) {
+		problem_ = e.what();
+		reader_.reset();
+		return false;
+	}
+}
+
+// Per-event errors (e.g. -ENOENT for cycles without a PMU) come from
+// GET_STATUS; checked once, because the event set is fixed until the next
+// configuration.
+void KmodBackend::check_status(PmuNotes &notes)
+{
+	status_checked_ = true;
+	try {
+		KmodStatus st = client_->get_status();
+		std::map<std::uint32_t, int> first_error;
+		std::map<std::uint32_t, bool> any_ok;
+		for (const auto &e : st.entries) {
+			if (e.error == 0)
+				any_ok[e.event_index] = true;
+			else
+				first_error.emplace(e.event_index, -e.error);
+		}
+		bool cycles_ok = false;
+		int cycles_err = ENOENT;
+		for (std::uint32_t i = 0; i < series_.size(); i++) {
+			if (series_[i].empty())
+				continue;
+			if (series_[i] == series::kPmuCycles) {
+				cycles_ok = any_ok[i];
+				if (first_error.count(i))
+					cycles_err = first_error[i];
+			}
+			if (!any_ok[i] && first_error.count(i))
+				notes.series_missing({series_[i]}, "hwsig.ko: " + errno_name(first_error[i]) +
+									   " opening the event for " + series_[i]);
+		}
+		if (!cycles_ok)
+			notes.replace_core(no_pmu_reason(cpu_, cycles_err, "hwsig.ko"));
+	} catch (const Error &e) {
+		notes.core_missing(std::string("hwsig.ko status: ") + e.what());
+	}
+}
+
+KmodBackend::Refresh KmodBackend::refresh(PmuNotes &notes)
+{
+	try {
+		return reader_->refresh() ? Refresh::Reconfigured : Refresh::Same;
+	} catch (const Error &e) {
+		notes.core_missing(std::string("hwsig.ko ring: ") + e.what());
+		return Refresh::Failed;
+	}
+}
+
+void KmodBackend::collect(Snapshot &snap, PmuNotes &notes)
+{
+	if (!status_checked_)
+		check_status(notes);
+	add_ring_counters(*reader_, series_, snap);
+}
+
+} // namespace pmu
+
+} // namespace hwsig

@@ -1,0 +1,68 @@
+// The PMU source's uncore backend (pmu_backend.h): DRAM CAS counts from the
+// memory controllers' PMUs through perf_event_open, summed per socket. Always
+// perf_event_open, also when hwsig.ko counts the core: uncore counters are
+// per socket, cheap to read at snapshot time, and would not fit beside the
+// core events in the module's HWSIG_MAX_EVENTS.
+
+#include <algorithm>
+
+#include "hwsig/error.h"
+#include "pmu_backend.h"
+
+namespace hwsig::pmu {
+
+void UncoreBackend::init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNotes &notes)
+{
+	counters_.clear();
+	UncoreDramPlan plan = plan_uncore_dram(pmus, cpu);
+	if (plan.events.empty()) {
+		notes.series_missing(pmu_dram_series(), plan.unavailable_reason);
+		return;
+	}
+	// The series this plan feeds; the catalog's other DRAM metrics say why not.
+	std::vector<std::string_view> fed, not_fed;
+	for (const auto &e : plan.events)
+		if (std::find(fed.begin(), fed.end(), dram_series(e.direction)) == fed.end())
+			fed.push_back(dram_series(e.direction));
+	for (std::string_view s : pmu_dram_series())
+		if (std::find(fed.begin(), fed.end(), s) == fed.end())
+			not_fed.push_back(s);
+	notes.series_missing(not_fed, plan.kind == "amd_df"
+					      ? "amd_df counts DRAM reads and writes together (no read/write split)"
+					      : plan.kind + " counts DRAM reads and writes apart (mem.imc_read_bps, "
+							    "mem.imc_write_bps)");
+	std::string first_error;
+	for (auto &e : plan.events) {
+		try {
+			PerfGroup g = PerfGroup::open({e.spec}, static_cast<int>(e.cpu));
+			counters_.push_back(Counter{std::move(e), std::move(g)});
+		} catch (const Error &x) {
+			if (first_error.empty())
+				first_error = x.what();
+		}
+	}
+	if (counters_.empty())
+		notes.series_missing(fed, "uncore " + plan.kind + ": " + first_error);
+}
+
+void UncoreBackend::collect(Snapshot &snap) const
+{
+	CounterSums sums;
+	for (const auto &u : counters_) {
+		std::vector<PerfCount> c;
+		try {
+			c = u.group.read();
+		} catch (const Error &) {
+			continue;
+		}
+		if (c.empty() || c[0].time_running == 0)
+			continue;
+		// CAS commands as counted: the 64-byte factor is the catalog's,
+		// and the sysfs .scale (MiB) is never applied on top of it.
+		sums.add(dram_series(u.event.direction), "socket:" + std::to_string(u.event.socket), c[0].scaled,
+			 c[0].running_fraction);
+	}
+	sums.add_to(snap, "perf");
+}
+
+} // namespace hwsig::pmu

@@ -1,0 +1,68 @@
+// What the PMU backends report through: unavailable notes derived from the
+// catalog's rules, and counter sums per scope (pmu_backend.h).
+
+#include <algorithm>
+
+#include "hwsig/catalog.h"
+#include "pmu_backend.h"
+
+namespace hwsig::pmu {
+
+void PmuNotes::note(const std::string &id, const std::string &reason, const std::string &scope)
+{
+	for (const auto &n : notes_)
+		if (n.id == id && n.scope == scope)
+			return;
+	notes_.push_back({id, scope, reason});
+}
+
+void PmuNotes::series_missing(const std::vector<std::string_view> &series, const std::string &reason,
+			      const std::string &scope)
+{
+	for (const auto &id : metrics_reading(series))
+		note(id, reason, scope);
+}
+
+void PmuNotes::replace_core(const std::string &reason)
+{
+	const auto core = metrics_reading(pmu_core_series());
+	notes_.erase(std::remove_if(notes_.begin(), notes_.end(),
+				    [&](const Note &n) {
+					    return std::find(core.begin(), core.end(), n.id) != core.end();
+				    }),
+		     notes_.end());
+	core_missing(reason);
+}
+
+void PmuNotes::add_to(Snapshot &snap) const
+{
+	for (const auto &[id, scope, reason] : notes_)
+		snap.add_unavailable(id, scope, reason);
+}
+
+void CounterSums::Sum::add(double v, double f)
+{
+	value += v;
+	fraction = std::min(fraction, f);
+}
+
+void CounterSums::add(const std::string &series, const std::string &scope, double value, double fraction)
+{
+	scoped_[{series, scope}].add(value, fraction);
+	system_[series].add(value, fraction);
+}
+
+void CounterSums::add_to(Snapshot &snap, std::string_view via) const
+{
+	for (const auto &[key, sum] : scoped_)
+		snap.add_counter(key.first, key.second, sum.value, via, sum.fraction);
+	for (const auto &[series, sum] : system_)
+		snap.add_counter(series, "system", sum.value, via, sum.fraction);
+}
+
+std::string cpu_scope(unsigned cpu)
+{
+	return "cpu:" + std::to_string(cpu);
+}
+
+} // namespace hwsig::pmu

@@ -1,0 +1,128 @@
+// The core events behind the metric catalog's cpu.* metrics, per vendor and
+// model (pmu_plan.h, Documentation/pmu.rst), and the series PMU plans feed.
+
+#include "hwsig/pmu_plan.h"
+
+#include <linux/perf_event.h>
+#include <optional>
+
+#include "hwsig/error.h"
+#include "hwsig/perf_open.h"
+#include "hwsig/series.h"
+
+namespace hwsig {
+
+const std::vector<std::string_view> &pmu_core_series()
+{
+	using namespace series;
+	static const std::vector<std::string_view> s = {
+		kPmuCycles,       kPmuInstructions,  kPmuStallCycles, kPmuL1dMisses,
+		kPmuL2Misses,     kPmuLlcReferences, kPmuLlcMisses,   kPmuBranches,
+		kPmuBranchMisses, kPmuDtlbMisses,    kPmuItlbMisses,
+	};
+	return s;
+}
+
+const std::vector<std::string_view> &pmu_dram_series()
+{
+	static const std::vector<std::string_view> s = {series::kImcCasReads, series::kImcCasWrites,
+							series::kImcCasReadWrite};
+	return s;
+}
+
+std::string no_pmu_reason(const CpuIdentity &cpu, int err, std::string_view via)
+{
+	return std::string("no hardware PMU") + (cpu.hypervisor ? ": running under a hypervisor" : "") + " (" +
+	       std::string(via) + " cycles: " + errno_name(err) + ")";
+}
+
+namespace {
+
+PerfEventSpec hw(const char *name, std::uint64_t config)
+{
+	return PerfEventSpec{name, PERF_TYPE_HARDWARE, config, 0, 0};
+}
+
+PerfEventSpec hw_cache(const char *name, std::uint64_t cache, std::uint64_t op, std::uint64_t result)
+{
+	return PerfEventSpec{name, PERF_TYPE_HW_CACHE, hw_cache_config(cache, op, result), 0, 0};
+}
+
+// A raw core event through the core PMU's format, when that PMU exists and
+// knows every term; nullopt otherwise.
+std::optional<PerfEventSpec> raw_core(const PmuDevices &pmus, const char *name, const char *terms)
+{
+	const PmuDevice *core = pmus.core_pmu();
+	if (!core)
+		return std::nullopt;
+	try {
+		return pmus.encode(*core, terms, name);
+	} catch (const Error &) {
+		return std::nullopt;
+	}
+}
+
+} // namespace
+
+std::vector<std::string> default_software_event_names()
+{
+	return {"task-clock", "context-switches", "cpu-migrations", "page-faults"};
+}
+
+CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
+{
+	using namespace series;
+	CorePlan plan;
+	auto add = [&](const char *s, std::vector<PerfEventSpec> alts) {
+		plan.series.push_back(CoreSeriesPlan{s, std::move(alts)});
+	};
+	add(kPmuCycles, {hw("cycles", PERF_COUNT_HW_CPU_CYCLES)});
+	add(kPmuInstructions, {hw("instructions", PERF_COUNT_HW_INSTRUCTIONS)});
+
+	std::vector<PerfEventSpec> stall;
+	if (cpu.vendor == CpuVendor::Intel) {
+		// CYCLE_ACTIVITY.STALLS_TOTAL (Skylake and later): cycles with no
+		// uop executed; Intel never mapped the generic stalled-cycles events.
+		if (auto e = raw_core(pmus, "stall-cycles", "event=0xa3,umask=0x04,cmask=0x04"))
+			stall.push_back(*e);
+	}
+	// AMD maps the generic events per family; backend first, frontend (uop
+	// queue empty) where backend is not mapped (Zen 2 and later).
+	stall.push_back(hw("stall-cycles", PERF_COUNT_HW_STALLED_CYCLES_BACKEND));
+	stall.push_back(hw("stall-cycles", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND));
+	add(kPmuStallCycles, std::move(stall));
+
+	add(kPmuL1dMisses, {hw_cache("L1-dcache-load-misses", PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
+				     PERF_COUNT_HW_CACHE_RESULT_MISS)});
+
+	std::optional<PerfEventSpec> l2;
+	if (cpu.vendor == CpuVendor::Intel)
+		l2 = raw_core(pmus, "l2-misses", "event=0x24,umask=0x3f"); // L2_RQSTS.MISS
+	else if (cpu.vendor == CpuVendor::Amd && cpu.family >= 0x17)
+		l2 = raw_core(pmus, "l2-misses", "event=0x64,umask=0x09"); // L2_CACHE_REQ_STAT.IC_DC_MISS_IN_L2
+	if (l2)
+		add(kPmuL2Misses, {*l2});
+	else
+		plan.missing.emplace_back(kPmuL2Misses, pmus.core_pmu() ? "no known L2-miss event for this CPU model"
+								 : "no core PMU to program the L2-miss event");
+
+	if (cpu.vendor == CpuVendor::Amd) {
+		// The kernel maps the generic cache-references/misses to L2 events
+		// on Zen; the L3 is counted by the per-CCX amd_l3 PMU instead.
+		const char *why = "AMD: the L3 is counted by the per-CCX amd_l3 PMU, which hwsig does not program";
+		plan.missing.emplace_back(kPmuLlcMisses, why);
+		plan.missing.emplace_back(kPmuLlcReferences, why);
+	} else {
+		add(kPmuLlcReferences, {hw("cache-references", PERF_COUNT_HW_CACHE_REFERENCES)});
+		add(kPmuLlcMisses, {hw("cache-misses", PERF_COUNT_HW_CACHE_MISSES)});
+	}
+	add(kPmuBranches, {hw("branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS)});
+	add(kPmuBranchMisses, {hw("branch-misses", PERF_COUNT_HW_BRANCH_MISSES)});
+	add(kPmuDtlbMisses, {hw_cache("dTLB-load-misses", PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ,
+				      PERF_COUNT_HW_CACHE_RESULT_MISS)});
+	add(kPmuItlbMisses, {hw_cache("iTLB-load-misses", PERF_COUNT_HW_CACHE_ITLB, PERF_COUNT_HW_CACHE_OP_READ,
+				      PERF_COUNT_HW_CACHE_RESULT_MISS)});
+	return plan;
+}
+
+} // namespace hwsig
