@@ -22,7 +22,7 @@ namespace {
 
 const char *kUsage = "hwsigctl kmod info|status|start|stop|records [options]\n\n"
 		     "  info      module and reader ABI versions, ring geometry, limits, configured events\n"
-		     "  status    running state, sampling cost, records written/overwritten, per-event state\n"
+		     "  status    running state, sampling cost and latency, ticks overrun/skipped, records written/overwritten, per-event state\n"
 		     "  start     configure the events and start sampling\n"
 		     "  stop      stop sampling (the configuration and rings stay)\n"
 		     "  records   read the rings of /dev/hwsig once and print the newest records\n";
