@@ -19,7 +19,7 @@ ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build run test unit bench fuzz fuzz-smoke install kmod dkms-install clean
+.PHONY: all deps build run test unit bench fuzz-build fuzz install kmod dkms-install clean
 
 all: build
 

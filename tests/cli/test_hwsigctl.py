@@ -150,7 +150,33 @@ def _():
     assert len(lines) >= 3, lines
     last = json.loads(lines[-1])
     assert last.get("summary") is True, lines[-1][:200]
+    assert lines[-1].startswith('{"summary":true,"timestamp":'), lines[-1][:200]
     assert last["interval_s"] > 0.5, last["interval_s"]
+
+
+@case("every subcommand: --help with examples, bad options refused")
+def _():
+    for cmd in (["stat"], ["vms"], ["kmod", "status"], ["hist"]):
+        rc, out, err = run(cmd + ["--help"])
+        assert rc == 0 and "examples:" in out, (cmd, rc, err)
+    expect_usage_error(["vms", "--format", "xml"], "--format must be")
+    expect_usage_error(["kmod", "status", "--interval", "1"], "option not valid for 'kmod status'")
+    expect_usage_error(["kmod", "start", "--ring-records", "100"], "--ring-records must be a power of two")
+    expect_usage_error(["kmod", "start", "--interval", "100"], "--interval must be between")
+    expect_usage_error(["kmod", "frob"], "unknown subcommand 'frob'")
+    expect_usage_error(["hist"], "which histogram")
+    expect_usage_error(["hist", "runq", "0"], "interval must be seconds > 0")
+    expect_usage_error(["hist", "bio", "-C"], "are for runq")
+
+
+@case("kmod without the module: the error and a hint to load it")
+def _():
+    if os.path.isdir("/sys/module/hwsig"):
+        return  # loaded here: nothing to check about its absence
+    rc, _, err = run(["kmod", "status"])
+    assert rc == 1, (rc, err)
+    assert err.startswith("hwsigctl kmod status: "), err
+    assert "hint: load the module first" in err, err
 
 
 for name, failure in results:

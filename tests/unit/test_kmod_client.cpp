@@ -1,6 +1,7 @@
 // What can be checked of the netlink client without hwsig.ko: the extack
 // parser on hand-built NLMSG_ERROR messages (as netlink_ack() lays them out),
-// and the client's refusal when the family is not registered.
+// the client's refusal when the family is not registered, and its policy
+// tables against the ABI header.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -95,10 +96,34 @@ TEST_CASE("a missing hwsig family is ENOENT with a hint, not a hang", "[kmod]")
 	try {
 		hwsig::KmodClient client;
 		CHECK(client.family_id() > 0);
-	} catch (const hwsig::Error &e) {
+	} catch (const hwsig::KmodNotLoaded &e) {
+		// The type says "not loaded"; callers need not read the text.
 		CHECK(e.err() == ENOENT);
 		CHECK_THAT(e.what(), Catch::Contains("is hwsig.ko loaded?"));
 	}
+}
+
+TEST_CASE("the client has a policy for every attribute of <linux/hwsig.h>", "[kmod]")
+{
+	// An attribute the module gains must be added to kmod_client.cpp's
+	// tables (and parsed) before this passes again.
+	for (int a = 1; a <= HWSIG_ATTR_MAX; a++) {
+		INFO("HWSIG_ATTR " << a);
+		CHECK(hwsig::kmod_attr_known(hwsig::KmodAttrSet::Top, a));
+	}
+	for (int a = 1; a <= HWSIG_EVENT_ATTR_MAX; a++) {
+		INFO("HWSIG_EVENT_ATTR " << a);
+		CHECK(hwsig::kmod_attr_known(hwsig::KmodAttrSet::Event, a));
+	}
+	for (int a = 1; a <= HWSIG_STATUS_ATTR_MAX; a++) {
+		INFO("HWSIG_STATUS_ATTR " << a);
+		CHECK(hwsig::kmod_attr_known(hwsig::KmodAttrSet::StatusEntry, a));
+	}
+	// Nothing beyond the ABI, nothing for the reserved 0.
+	CHECK_FALSE(hwsig::kmod_attr_known(hwsig::KmodAttrSet::Top, 0));
+	CHECK_FALSE(hwsig::kmod_attr_known(hwsig::KmodAttrSet::Top, HWSIG_ATTR_MAX + 1));
+	CHECK_FALSE(hwsig::kmod_attr_known(hwsig::KmodAttrSet::Event, HWSIG_EVENT_ATTR_MAX + 1));
+	CHECK_FALSE(hwsig::kmod_attr_known(hwsig::KmodAttrSet::StatusEntry, HWSIG_STATUS_ATTR_MAX + 1));
 }
 
 TEST_CASE("abi_mismatch wording carries both versions", "[kmod]")

@@ -32,6 +32,19 @@ TEST_CASE("json: one object, exact schema, escaped", "[render]")
 	CHECK(render_json(sample(), opt).find("\"scope\":\"cpu:1\"") != std::string::npos);
 }
 
+TEST_CASE("json: a summary line starts with \"summary\":true, then the interval's keys", "[render]")
+{
+	RenderOptions opt;
+	opt.summary = true;
+	opt.title = "summary of 3 intervals"; // the table's; not in the JSON
+	std::string j = render_json(sample(), opt);
+	CHECK(j.rfind("{\"summary\":true,\"timestamp\":1700000000.5,\"interval_s\":0.5,\"metrics\":[", 0) == 0);
+	CHECK(j.find("summary of") == std::string::npos);
+	// The rest of the line is the interval line's.
+	opt.summary = false;
+	CHECK(j.substr(std::string("{\"summary\":true,").size()) == render_json(sample(), opt).substr(1));
+}
+
 TEST_CASE("table groups by layer and lists unavailable metrics", "[render]")
 {
 	RenderOptions opt;

@@ -7,18 +7,22 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "interrupt.h"
 #include "hwsig/histogram.h"
+#include "hwsig/histogram_print.h"
 
 #ifdef HWSIG_HAVE_BPF
+#include <linux/types.h>
 #include <unistd.h>
 
+// HWSIG_SCHED_MAX_PROCS: how many processes the sched collector selects at once.
+#include "../../bpf/hwsig_sched.h"
 #include "hwsig/bpf_sources.h"
 #include "hwsig/fs.h"
 #include "hwsig/vm.h"
@@ -80,84 +84,6 @@ using hwsigctl::deadline_after;
 using hwsigctl::install_stop_handlers;
 using hwsigctl::sleep_until;
 using hwsigctl::stop_requested;
-
-
-void print_stars(std::uint64_t val, std::uint64_t val_max, int width)
-{
-	std::uint64_t shown = val < val_max ? val : val_max;
-	int stars = val_max ? static_cast<int>(shown * static_cast<std::uint64_t>(width) / val_max) : 0;
-	for (int i = 0; i < stars; ++i)
-		std::putchar('*');
-	for (int i = stars; i < width; ++i)
-		std::putchar(' ');
-	if (val > val_max)
-		std::putchar('+');
-}
-
-// libbpf-tools' print_log2_hist(), byte for byte in layout: slot 0 prints
-// as "0 -> 1", slot k as "2^k -> 2^(k+1)-1"; nothing when empty.
-void print_log2_hist(const hwsig::Histogram &h, const char *val_type)
-{
-	int idx_max = -1;
-	std::uint64_t val_max = 0;
-	for (std::size_t i = 0; i < h.counts.size(); ++i) {
-		if (h.counts[i] > 0)
-			idx_max = static_cast<int>(i);
-		if (h.counts[i] > val_max)
-			val_max = h.counts[i];
-	}
-	if (idx_max < 0)
-		return;
-	bool narrow = idx_max <= 32;
-	std::printf("%*s%-*s : count    distribution\n", narrow ? 5 : 15, "", narrow ? 19 : 29, val_type);
-	int stars = narrow ? 40 : 20;
-	int width = narrow ? 10 : 20;
-	for (int i = 0; i <= idx_max; ++i) {
-		unsigned long long low = (1ULL << (i + 1)) >> 1;
-		unsigned long long high = (1ULL << (i + 1)) - 1;
-		if (low == high)
-			low -= 1;
-		std::uint64_t val = h.counts[static_cast<std::size_t>(i)];
-		std::printf("%*llu -> %-*llu : %-8llu |", width, low, width, high,
-			    static_cast<unsigned long long>(val));
-		print_stars(val, val_max, stars);
-		std::printf("|\n");
-	}
-}
-
-
-// The vhost depth slots (Histogram::Layout::LinearLog2): one row per depth
-// below 64, "low -> high" rows above; from the lowest to the highest
-// non-empty slot, nothing when empty.
-void print_linear_log2_hist(const hwsig::Histogram &h, const char *val_type)
-{
-	int idx_min = -1, idx_max = -1;
-	std::uint64_t val_max = 0;
-	for (std::size_t i = 0; i < h.counts.size(); ++i) {
-		if (h.counts[i] == 0)
-			continue;
-		if (idx_min < 0)
-			idx_min = static_cast<int>(i);
-		idx_max = static_cast<int>(i);
-		if (h.counts[i] > val_max)
-			val_max = h.counts[i];
-	}
-	if (idx_max < 0)
-		return;
-	std::printf("%5s%-19s : count    distribution\n", "", val_type);
-	for (int i = idx_min; i <= idx_max; ++i) {
-		auto [lo, hi] = h.slot_range(static_cast<std::size_t>(i));
-		auto low = static_cast<unsigned long long>(lo);
-		auto high = static_cast<unsigned long long>(hi) - 1;
-		std::uint64_t val = h.counts[static_cast<std::size_t>(i)];
-		if (low == high)
-			std::printf("%10llu    %-10s : %-8llu |", low, "", static_cast<unsigned long long>(val));
-		else
-			std::printf("%10llu -> %-10llu : %-8llu |", low, high, static_cast<unsigned long long>(val));
-		print_stars(val, val_max, 40);
-		std::printf("|\n");
-	}
-}
 
 struct HistOptions {
 	std::string what; // runq | bio | vhost
@@ -260,7 +186,7 @@ int run_runq(const HistOptions &o)
 			++skipped;
 	if (skipped)
 		std::fprintf(stderr, "hwsigctl hist: %zu processes not shown (at most %d at once)\n", skipped,
-			     256);
+			     HWSIG_SCHED_MAX_PROCS);
 	const char *unit = o.ms ? "msecs" : "usecs";
 	auto pick = [&](const hwsig::SchedCounts &c) {
 		if (o.kind == "wakeup")
@@ -275,7 +201,7 @@ int run_runq(const HistOptions &o)
 		prev[key] = cur;
 		if (!title.empty())
 			std::printf("\n%s\n", title.c_str());
-		print_log2_hist(d, unit);
+		hwsig::print_log2_hist(stdout, d, unit);
 	};
 	return interval_loop(o, "Tracing run queue latency", [&] {
 		if (o.per_process || !o.pids.empty()) {
@@ -324,13 +250,13 @@ int run_bio(const HistOptions &o)
 				if (d.total() == 0)
 					continue;
 				std::printf("\ndisk = %s\n", disk.c_str());
-				print_log2_hist(d, unit);
+				hwsig::print_log2_hist(stdout, d, unit);
 			} else {
 				all += d;
 			}
 		}
 		if (!o.per_disk)
-			print_log2_hist(all, unit);
+			hwsig::print_log2_hist(stdout, all, unit);
 	});
 }
 
@@ -379,7 +305,7 @@ int run_vhost(const HistOptions &o)
 			std::printf("\n%s\n", r.title.c_str());
 			if (r.rx)
 				std::printf("ring stalls = %llu\n", static_cast<unsigned long long>(stalls));
-			print_linear_log2_hist(d, "depth");
+			hwsig::print_linear_log2_hist(stdout, d, "depth");
 		}
 		if (std::uint64_t dropped = probe.dropped())
 			std::printf("\n%llu handler runs not counted: queue map full\n",
@@ -387,13 +313,56 @@ int run_vhost(const HistOptions &o)
 	});
 }
 
-} // namespace
-
-namespace hwsigctl {
-
-int cmd_hist(const std::vector<std::string> &args)
+// [interval [count]] after the histogram's name.
+std::optional<int> parse_interval_count(const std::vector<std::string> &positional, HistOptions &o)
 {
-	HistOptions o;
+	try {
+		if (positional.size() > 1) {
+			std::size_t used = 0;
+			o.interval = std::stod(positional[1], &used);
+			if (used != positional[1].size() || !(o.interval > 0) || o.interval > 1e6)
+				throw std::invalid_argument("interval");
+		}
+		if (positional.size() > 2) {
+			std::size_t used = 0;
+			long long c = std::stoll(positional[2], &used);
+			if (used != positional[2].size() || c <= 0)
+				throw std::invalid_argument("count");
+			o.count = static_cast<unsigned long>(c);
+		}
+	} catch (const std::exception &) {
+		return hwsigctl::usage_error("hist", "interval must be seconds > 0 and count an integer > 0");
+	}
+	return std::nullopt;
+}
+
+// Options that belong to another histogram, or exclude each other.
+std::optional<int> check_hist_options(const HistOptions &o)
+{
+	using hwsigctl::usage_error;
+	if (o.kind != "all" && o.kind != "wakeup" && o.kind != "preempt")
+		return usage_error("hist", "--kind is all, wakeup or preempt");
+	for (int pid : o.pids)
+		if (pid <= 0)
+			return usage_error("hist", "-p needs a process id > 0");
+	if (o.what == "runq" && (o.per_disk || o.queue || o.size || o.seek))
+		return usage_error("hist", "-D, -Q, --size and --seek are for bio");
+	if (o.what == "bio" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all"))
+		return usage_error("hist", "-P, -p, -C and --kind are for runq");
+	if (o.what == "vhost" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all" ||
+				  o.per_disk || o.queue || o.size || o.seek || o.ms))
+		return usage_error("hist", "vhost takes only -V, -T and [interval [count]]");
+	if (o.what != "vhost" && o.per_vm)
+		return usage_error("hist", "-V is for vhost");
+	if (static_cast<int>(o.queue) + static_cast<int>(o.size) + static_cast<int>(o.seek) > 1)
+		return usage_error("hist", "pick one of -Q, --size, --seek");
+	return std::nullopt;
+}
+
+// Fills o from args; returns the exit code when the command ends here
+// (--help, a bad command line).
+std::optional<int> parse_hist_options(const std::vector<std::string> &args, HistOptions &o)
+{
 	std::vector<std::string> positional;
 	po::options_description visible(kHistHelp);
 	visible.add_options()
@@ -414,57 +383,32 @@ int cmd_hist(const std::vector<std::string> &args)
 		("root", po::value<std::string>(&o.root)->default_value("/"), "prefix for /proc and /sys");
 	po::options_description hidden;
 	hidden.add_options()("positional", po::value<std::vector<std::string>>(&positional));
-	po::options_description all;
-	all.add(visible).add(hidden);
 	po::positional_options_description pos;
 	pos.add("positional", -1);
-	po::variables_map vm;
-	if (!parse_command_line("hist", args, all, vm, &pos))
-		return 2;
-	if (vm.count("help")) {
-		std::cout << visible << "\n" << kHistExamples;
-		return 0;
-	}
+	po::variables_map vars;
+	if (auto done = hwsigctl::parse_command_line({"hist", visible, hidden, kHistExamples, &pos}, args, vars))
+		return done;
 	if (positional.empty())
-		return usage_error("hist", "which histogram: runq, bio or vhost");
+		return hwsigctl::usage_error("hist", "which histogram: runq, bio or vhost");
 	o.what = positional[0];
 	if (o.what != "runq" && o.what != "bio" && o.what != "vhost")
-		return usage_error("hist", "unknown histogram '" + o.what + "' (runq, bio or vhost)");
+		return hwsigctl::usage_error("hist", "unknown histogram '" + o.what + "' (runq, bio or vhost)");
 	if (positional.size() > 3)
-		return usage_error("hist", "too many arguments: [interval [count]]");
-	try {
-		if (positional.size() > 1) {
-			std::size_t used = 0;
-			o.interval = std::stod(positional[1], &used);
-			if (used != positional[1].size() || !(o.interval > 0) || o.interval > 1e6)
-				throw std::invalid_argument("interval");
-		}
-		if (positional.size() > 2) {
-			std::size_t used = 0;
-			long long c = std::stoll(positional[2], &used);
-			if (used != positional[2].size() || c <= 0)
-				throw std::invalid_argument("count");
-			o.count = static_cast<unsigned long>(c);
-		}
-	} catch (const std::exception &) {
-		return usage_error("hist", "interval must be seconds > 0 and count an integer > 0");
-	}
-	if (o.kind != "all" && o.kind != "wakeup" && o.kind != "preempt")
-		return usage_error("hist", "--kind is all, wakeup or preempt");
-	for (int pid : o.pids)
-		if (pid <= 0)
-			return usage_error("hist", "-p needs a process id > 0");
-	if (o.what == "runq" && (o.per_disk || o.queue || o.size || o.seek))
-		return usage_error("hist", "-D, -Q, --size and --seek are for bio");
-	if (o.what == "bio" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all"))
-		return usage_error("hist", "-P, -p, -C and --kind are for runq");
-	if (o.what == "vhost" && (o.per_process || o.per_cpu || !o.pids.empty() || o.kind != "all" ||
-				  o.per_disk || o.queue || o.size || o.seek || o.ms))
-		return usage_error("hist", "vhost takes only -V, -T and [interval [count]]");
-	if (o.what != "vhost" && o.per_vm)
-		return usage_error("hist", "-V is for vhost");
-	if (static_cast<int>(o.queue) + static_cast<int>(o.size) + static_cast<int>(o.seek) > 1)
-		return usage_error("hist", "pick one of -Q, --size, --seek");
+		return hwsigctl::usage_error("hist", "too many arguments: [interval [count]]");
+	if (auto bad = parse_interval_count(positional, o))
+		return bad;
+	return check_hist_options(o);
+}
+
+} // namespace
+
+namespace hwsigctl {
+
+int cmd_hist(const std::vector<std::string> &args)
+{
+	HistOptions o;
+	if (auto done = parse_hist_options(args, o))
+		return *done;
 	if (geteuid() != 0)
 		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
 				     "(CAP_BPF+CAP_PERFMON)\n");

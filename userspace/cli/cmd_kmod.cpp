@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "commands.h"
 #include "hwsig/error.h"
@@ -21,7 +22,7 @@ namespace {
 
 const char *kUsage = "hwsigctl kmod info|status|start|stop|records [options]\n\n"
 		     "  info      module and reader ABI versions, ring geometry, limits, configured events\n"
-		     "  status    running state, sampling cost, records written/overwritten, per-event state\n"
+		     "  status    running state, sampling cost and latency, ticks overrun/skipped, records written/overwritten, per-event state\n"
 		     "  start     configure the events and start sampling\n"
 		     "  stop      stop sampling (the configuration and rings stay)\n"
 		     "  records   read the rings of /dev/hwsig once and print the newest records\n";
@@ -61,10 +62,11 @@ std::string cpu_text(std::int32_t cpu)
 int fail(const std::string &sub, const hwsig::Error &e)
 {
 	std::fprintf(stderr, "hwsigctl kmod %s: %s\n", sub.c_str(), e.what());
-	if (e.err() == ENOENT && std::string(e.what()).find("family") != std::string::npos)
+	if (dynamic_cast<const hwsig::KmodNotLoaded *>(&e))
 		std::fprintf(stderr, "hint: load the module first (modprobe hwsig, or insmod hwsig.ko)\n");
-	if (e.err() == EPERM)
-		std::fprintf(stderr, "hint: hwsig's netlink commands need CAP_NET_ADMIN (run as root)\n");
+	else if (e.err() == EPERM)
+		// kmod/netlink.c checks perfmon_capable() for every command.
+		std::fprintf(stderr, "hint: hwsig's netlink commands need CAP_PERFMON or CAP_SYS_ADMIN (run as root)\n");
 	return 1;
 }
 
@@ -128,31 +130,25 @@ int do_info(const std::string &root)
 	return 0;
 }
 
-int do_status(bool per_cpu)
+void print_status_counters(const hwsig::KmodStatus &st)
 {
-	hwsig::KmodInfo info;
-	hwsig::KmodStatus st;
-	try {
-		hwsig::KmodClient client;
-		info = client.get_info();
-		if (info.ring_records == 0) {
-			// The module refuses GET_STATUS before its first CONFIGURE;
-			// that is a state to report, not an error.
-			std::printf("state:           loaded, not configured (hwsigctl kmod start)\n");
-			return 0;
-		}
-		st = client.get_status();
-	} catch (const hwsig::Error &e) {
-		return fail("status", e);
-	}
 	std::printf("state:           %s, configuration generation %llu\n", st.running ? "running" : "stopped",
 		    static_cast<unsigned long long>(st.config_generation));
 	std::printf("sample cost:     avg %s, max %s per CPU per tick\n", seconds(st.sample_cost_avg_ns).c_str(),
 		    seconds(st.sample_cost_max_ns).c_str());
+	std::printf("sample latency:  avg %s, max %s per CPU per tick (timer fire -> record published)\n",
+		    seconds(st.sample_latency_avg_ns).c_str(), seconds(st.sample_latency_max_ns).c_str());
+	std::printf("ticks:           %llu overrun (timer late), %llu skipped (previous sample still pending)\n",
+		    static_cast<unsigned long long>(st.ticks_overrun),
+		    static_cast<unsigned long long>(st.ticks_skipped));
 	std::printf("records:         %llu written, %llu overwritten\n",
 		    static_cast<unsigned long long>(st.records_written),
 		    static_cast<unsigned long long>(st.records_overwritten));
+}
 
+// One line per event: its CPUs summed, scaled for multiplexing.
+void print_status_events(const hwsig::KmodInfo &info, const hwsig::KmodStatus &st)
+{
 	struct PerEvent {
 		unsigned active = 0, total = 0;
 		int first_error = 0;
@@ -182,16 +178,40 @@ int do_status(bool per_cpu)
 		std::printf("  %-3u %-28s %-9s %-20.0f %-8s %s\n", idx, name.c_str(), cpus, p.value, running,
 			    p.first_error ? hwsig::errno_name(p.first_error).c_str() : "");
 	}
-	if (per_cpu) {
-		std::printf("\n  %-3s %-4s %-8s %-20s %-16s %-16s\n", "#", "cpu", "error", "value", "enabled ns",
-			    "running ns");
-		for (const auto &e : st.entries)
-			std::printf("  %-3u %-4u %-8s %-20llu %-16llu %-16llu\n", e.event_index, e.cpu,
-				    e.error ? hwsig::errno_name(-e.error).c_str() : "ok",
-				    static_cast<unsigned long long>(e.value),
-				    static_cast<unsigned long long>(e.time_enabled),
-				    static_cast<unsigned long long>(e.time_running));
+}
+
+void print_status_per_cpu(const hwsig::KmodStatus &st)
+{
+	std::printf("\n  %-3s %-4s %-8s %-20s %-16s %-16s\n", "#", "cpu", "error", "value", "enabled ns",
+		    "running ns");
+	for (const auto &e : st.entries)
+		std::printf("  %-3u %-4u %-8s %-20llu %-16llu %-16llu\n", e.event_index, e.cpu,
+			    e.error ? hwsig::errno_name(-e.error).c_str() : "ok",
+			    static_cast<unsigned long long>(e.value), static_cast<unsigned long long>(e.time_enabled),
+			    static_cast<unsigned long long>(e.time_running));
+}
+
+int do_status(bool per_cpu)
+{
+	hwsig::KmodInfo info;
+	hwsig::KmodStatus st;
+	try {
+		hwsig::KmodClient client;
+		info = client.get_info();
+		if (info.ring_records == 0) {
+			// The module refuses GET_STATUS before its first CONFIGURE;
+			// that is a state to report, not an error.
+			std::printf("state:           loaded, not configured (hwsigctl kmod start)\n");
+			return 0;
+		}
+		st = client.get_status();
+	} catch (const hwsig::Error &e) {
+		return fail("status", e);
 	}
+	print_status_counters(st);
+	print_status_events(info, st);
+	if (per_cpu)
+		print_status_per_cpu(st);
 	return 0;
 }
 
@@ -254,6 +274,28 @@ int do_stop()
 	return 0;
 }
 
+// One CPU's ring: its counts, then its newest `last` records.
+void print_cpu_records(hwsig::RingReader &reader, unsigned cpu, unsigned last, std::vector<hwsig_record> &recs)
+{
+	const auto &g = reader.geometry();
+	recs.clear();
+	auto st = reader.read_cpu(cpu, recs);
+	if (st.accepted == 0 && st.lost == 0)
+		return;
+	// Counted from the oldest record present when the ring was mapped.
+	std::printf("cpu %u: %llu records read, %llu overwritten before they could be read\n", cpu,
+		    static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(st.lost));
+	const std::size_t from = recs.size() > last ? recs.size() - last : 0;
+	for (std::size_t i = from; i < recs.size(); i++) {
+		const auto &r = recs[i];
+		std::printf("  seq %llu t %llu gen %u flags %#x valid %#x:", static_cast<unsigned long long>(r.seq),
+			    static_cast<unsigned long long>(r.time_ns), r.config_generation, r.flags, r.valid_mask);
+		for (unsigned e = 0; e < g.nr_events && e < HWSIG_MAX_EVENTS; e++)
+			std::printf(" %llu", static_cast<unsigned long long>(r.values[e]));
+		std::printf("\n");
+	}
+}
+
 int do_records(const std::string &root, unsigned last)
 {
 	const std::string dev = hwsig::join_path(root, "/dev/" HWSIG_DEVICE_NAME);
@@ -267,29 +309,69 @@ int do_records(const std::string &root, unsigned last)
 		std::printf("generation %llu, %u events, %u records per ring\n",
 			    static_cast<unsigned long long>(g.config_generation), g.nr_events, g.ring_records);
 		std::vector<hwsig_record> recs;
-		for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
-			recs.clear();
-			auto st = reader.read_cpu(cpu, recs);
-			if (st.accepted == 0 && st.lost == 0)
-				continue;
-			// Counted from the oldest record present when the ring was mapped.
-			std::printf("cpu %u: %llu records read, %llu overwritten before they could be read\n", cpu,
-				    static_cast<unsigned long long>(st.accepted), static_cast<unsigned long long>(st.lost));
-			const std::size_t from = recs.size() > last ? recs.size() - last : 0;
-			for (std::size_t i = from; i < recs.size(); i++) {
-				const auto &r = recs[i];
-				std::printf("  seq %llu t %llu gen %u flags %#x valid %#x:", static_cast<unsigned long long>(r.seq),
-					    static_cast<unsigned long long>(r.time_ns), r.config_generation, r.flags,
-					    r.valid_mask);
-				for (unsigned e = 0; e < g.nr_events && e < HWSIG_MAX_EVENTS; e++)
-					std::printf(" %llu", static_cast<unsigned long long>(r.values[e]));
-				std::printf("\n");
-			}
-		}
+		for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++)
+			print_cpu_records(reader, cpu, last, recs);
 	} catch (const hwsig::Error &e) {
 		return fail("records", e);
 	}
 	return 0;
+}
+
+struct KmodOptions {
+	std::string sub; // info | status | start | stop | records
+	double interval = HWSIG_DEFAULT_INTERVAL_NS / 1e9;
+	std::optional<std::uint32_t> ring_records; // start: module default when unset
+	std::string events, root = "/";
+	bool per_cpu = false, dry_run = false;
+	unsigned last = 5;
+};
+
+// Parses the options after the subcommand into o; returns the exit code
+// when the command ends here (--help, a bad command line).
+std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, KmodOptions &o)
+{
+	std::uint32_t ring_records = 0;
+	po::options_description visible(std::string(kUsage) + "\noptions");
+	visible.add_options()
+		("help,h", "this help")
+		("interval,i", po::value<double>(&o.interval), "start: seconds between samples (0.001 .. 60, default 0.1)")
+		("ring-records,r", po::value<std::uint32_t>(&ring_records),
+		 "start: records per CPU ring (power of two, 8 .. 65536, default 1024)")
+		("events,e", po::value<std::string>(&o.events),
+		 "start: comma-separated events (perf names, pmu/alias/, pmu/event=..,umask=../; an uncore "
+		 "PMU's event becomes one event per CPU of its cpumask); "
+		 "default: the cpu.* set, or software events where there is no core PMU")
+		("dry-run", po::bool_switch(&o.dry_run), "start: print the configuration, send nothing")
+		("per-cpu,A", po::bool_switch(&o.per_cpu), "status: one line per event and CPU")
+		("last,n", po::value<unsigned>(&o.last), "records: newest records shown per CPU (default 5)");
+	po::options_description hidden;
+	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /sys and /dev (tests)");
+	po::variables_map vars;
+	if (auto done = hwsigctl::parse_command_line({"kmod", visible, hidden, kExamples}, rest, vars))
+		return done;
+	auto only_for = [&](const char *opt, const char *which) {
+		return vars.count(opt) && o.sub != which;
+	};
+	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
+	    (o.per_cpu && o.sub != "status") || (o.dry_run && o.sub != "start") || only_for("last", "records"))
+		return hwsigctl::usage_error("kmod", "option not valid for 'kmod " + o.sub + "'");
+	if (vars.count("ring-records"))
+		o.ring_records = ring_records;
+	return std::nullopt;
+}
+
+// start's limits, the module's own (<linux/hwsig.h>), checked before asking it.
+std::optional<int> check_start_options(const KmodOptions &o)
+{
+	if (!std::isfinite(o.interval) || o.interval * 1e9 < HWSIG_MIN_INTERVAL_NS ||
+	    o.interval * 1e9 > HWSIG_MAX_INTERVAL_NS)
+		return hwsigctl::usage_error("kmod", "--interval must be between 0.001 and 60 seconds");
+	if (const auto rr = o.ring_records;
+	    rr && (*rr < HWSIG_MIN_RING_RECORDS || *rr > HWSIG_MAX_RING_RECORDS || (*rr & (*rr - 1))))
+		return hwsigctl::usage_error("kmod", "--ring-records must be a power of two between " +
+							     std::to_string(HWSIG_MIN_RING_RECORDS) + " and " +
+							     std::to_string(HWSIG_MAX_RING_RECORDS));
+	return std::nullopt;
 }
 
 } // namespace
@@ -302,69 +384,24 @@ int cmd_kmod(const std::vector<std::string> &args)
 		std::cout << kUsage << "\n" << kExamples;
 		return args.empty() ? 2 : 0;
 	}
-	const std::string sub = args[0];
-	const std::vector<std::string> rest(args.begin() + 1, args.end());
-
-	double interval = HWSIG_DEFAULT_INTERVAL_NS / 1e9;
-	std::uint32_t ring_records = 0;
-	std::string events, root = "/";
-	bool per_cpu = false, dry_run = false;
-	unsigned last = 5;
-	po::options_description visible(std::string(kUsage) + "\noptions");
-	visible.add_options()
-		("help,h", "this help")
-		("interval,i", po::value<double>(&interval), "start: seconds between samples (0.001 .. 60, default 0.1)")
-		("ring-records,r", po::value<std::uint32_t>(&ring_records),
-		 "start: records per CPU ring (power of two, 8 .. 65536, default 1024)")
-		("events,e", po::value<std::string>(&events),
-		 "start: comma-separated events (perf names, pmu/alias/, pmu/event=..,umask=../; an uncore "
-		 "PMU's event becomes one event per CPU of its cpumask); "
-		 "default: the cpu.* set, or software events where there is no core PMU")
-		("dry-run", po::bool_switch(&dry_run), "start: print the configuration, send nothing")
-		("per-cpu,A", po::bool_switch(&per_cpu), "status: one line per event and CPU")
-		("last,n", po::value<unsigned>(&last), "records: newest records shown per CPU (default 5)");
-	po::options_description hidden;
-	hidden.add_options()("root", po::value<std::string>(&root), "prefix for /sys and /dev (tests)");
-	po::options_description all;
-	all.add(visible).add(hidden);
-	po::variables_map vars;
-	if (!parse_command_line("kmod", rest, all, vars))
-		return 2;
-	if (vars.count("help")) {
-		std::cout << visible << "\n" << kExamples;
-		return 0;
-	}
-	auto only_for = [&](const char *opt, const char *which) {
-		return vars.count(opt) && sub != which;
-	};
-	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
-	    (per_cpu && sub != "status") || (dry_run && sub != "start") || only_for("last", "records"))
-		return usage_error("kmod", "option not valid for 'kmod " + sub + "'");
-
-	if (sub == "info")
-		return do_info(root);
-	if (sub == "status")
-		return do_status(per_cpu);
-	if (sub == "stop")
+	KmodOptions o;
+	o.sub = args[0];
+	if (auto done = parse_kmod_options({args.begin() + 1, args.end()}, o))
+		return *done;
+	if (o.sub == "info")
+		return do_info(o.root);
+	if (o.sub == "status")
+		return do_status(o.per_cpu);
+	if (o.sub == "stop")
 		return do_stop();
-	if (sub == "records")
-		return do_records(root, last);
-	if (sub == "start") {
-		if (!std::isfinite(interval) || interval * 1e9 < HWSIG_MIN_INTERVAL_NS ||
-		    interval * 1e9 > HWSIG_MAX_INTERVAL_NS)
-			return usage_error("kmod", "--interval must be between 0.001 and 60 seconds");
-		std::optional<std::uint32_t> rr;
-		if (vars.count("ring-records")) {
-			if (ring_records < HWSIG_MIN_RING_RECORDS || ring_records > HWSIG_MAX_RING_RECORDS ||
-			    (ring_records & (ring_records - 1)))
-				return usage_error("kmod", "--ring-records must be a power of two between " +
-								   std::to_string(HWSIG_MIN_RING_RECORDS) + " and " +
-								   std::to_string(HWSIG_MAX_RING_RECORDS));
-			rr = ring_records;
-		}
-		return do_start(root, interval, rr, events, dry_run);
+	if (o.sub == "records")
+		return do_records(o.root, o.last);
+	if (o.sub == "start") {
+		if (auto bad = check_start_options(o))
+			return *bad;
+		return do_start(o.root, o.interval, o.ring_records, o.events, o.dry_run);
 	}
-	return usage_error("kmod", "unknown subcommand '" + sub + "' (info, status, start, stop, records)");
+	return usage_error("kmod", "unknown subcommand '" + o.sub + "' (info, status, start, stop, records)");
 }
 
 } // namespace hwsigctl

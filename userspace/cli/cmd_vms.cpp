@@ -2,7 +2,6 @@
 // them (vm:NAME). Discovery rules: Documentation/vms.rst.
 #include <boost/program_options.hpp>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -128,16 +127,9 @@ int cmd_vms(const std::vector<std::string> &args)
 		 "table | json (one JSON object per guest per line)");
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&root), "prefix for /proc (tests)");
-	po::options_description all;
-	all.add(visible).add(hidden);
-
 	po::variables_map vars;
-	if (!parse_command_line("vms", args, all, vars))
-		return 2;
-	if (vars.count("help")) {
-		std::cout << visible << "\n" << kExamples;
-		return 0;
-	}
+	if (auto done = parse_command_line({"vms", visible, hidden, kExamples}, args, vars))
+		return *done;
 	if (format != "table" && format != "json")
 		return usage_error("vms", "--format must be 'table' or 'json', not '" + format + "'");
 

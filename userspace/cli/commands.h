@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,20 @@ int cmd_hist(const std::vector<std::string> &args);
 // Prints "hwsigctl <cmd>: <msg>" and a hint to --help; returns 2.
 int usage_error(const std::string &cmd, const std::string &msg);
 
-// Parses args into vars; on a bad command line prints usage_error() and
-// returns false (the caller returns 2).
-bool parse_command_line(const std::string &cmd, const std::vector<std::string> &args,
-			const boost::program_options::options_description &options,
-			boost::program_options::variables_map &vars,
-			const boost::program_options::positional_options_description *positional = nullptr);
+// What a subcommand accepts: the options --help shows, the ones it does
+// not (--root, positional arguments), and the examples after the options.
+struct CommandLine {
+	const char *cmd;
+	const boost::program_options::options_description &visible;
+	const boost::program_options::options_description &hidden;
+	const char *examples;
+	const boost::program_options::positional_options_description *positional = nullptr;
+};
+
+// Parses args into vars. Returns the exit code when the command is done
+// here: 0 after printing --help (needs a "help" option), 2 after
+// usage_error() on a bad command line; nullopt when the command runs.
+std::optional<int> parse_command_line(const CommandLine &cl, const std::vector<std::string> &args,
+				      boost::program_options::variables_map &vars);
 
 } // namespace hwsigctl
-
-using hwsigctl::cmd_stat;

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ struct Command {
 };
 
 const Command kCommands[] = {
-	{"stat", cmd_stat, "live metrics from every layer, per interval (default command)"},
+	{"stat", hwsigctl::cmd_stat, "live metrics from every layer, per interval (default command)"},
 	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
 	{"kmod", hwsigctl::cmd_kmod, "hwsig.ko: info|status|start|stop|records"},
 	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio|vhost"},
@@ -45,24 +46,27 @@ int usage_error(const std::string &cmd, const std::string &msg)
 	return 2;
 }
 
-bool parse_command_line(const std::string &cmd, const std::vector<std::string> &args,
-			const boost::program_options::options_description &options,
-			boost::program_options::variables_map &vars,
-			const boost::program_options::positional_options_description *positional)
+std::optional<int> parse_command_line(const CommandLine &cl, const std::vector<std::string> &args,
+				      boost::program_options::variables_map &vars)
 {
 	namespace po = boost::program_options;
+	po::options_description all;
+	all.add(cl.visible).add(cl.hidden);
 	try {
 		po::command_line_parser parser(args);
-		parser.options(options);
-		if (positional)
-			parser.positional(*positional);
+		parser.options(all);
+		if (cl.positional)
+			parser.positional(*cl.positional);
 		po::store(parser.run(), vars);
 		po::notify(vars);
 	} catch (const po::error &e) {
-		usage_error(cmd, e.what());
-		return false;
+		return usage_error(cl.cmd, e.what());
 	}
-	return true;
+	if (vars.count("help")) {
+		std::cout << cl.visible << "\n" << cl.examples;
+		return 0;
+	}
+	return std::nullopt;
 }
 
 } // namespace hwsigctl

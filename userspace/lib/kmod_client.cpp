@@ -72,52 +72,86 @@ const char *command_name(int cmd)
 }
 
 // ---- policies: the types the ABI header documents ----
+//
+// One row per attribute of <linux/hwsig.h>, HWSIG_ATTR_PAD included (the
+// module's nla_put_u64_64bit() may send it; it carries nothing). The
+// policies are built from these tables and kmod_attr_known() answers from
+// them, so a unit test sees an attribute the ABI gained and this client not.
 
-using Policy = std::array<nla_policy, HWSIG_ATTR_MAX + 1>;
+struct AttrType {
+	int attr;
+	std::uint16_t type;
+};
+
+constexpr AttrType kTopAttrs[] = {
+	{HWSIG_ATTR_PAD, NLA_UNSPEC},
+	{HWSIG_ATTR_ABI_VERSION, NLA_U32},
+	{HWSIG_ATTR_COMPAT_VERSION, NLA_U32},
+	{HWSIG_ATTR_NR_CPU_IDS, NLA_U32},
+	{HWSIG_ATTR_NR_ONLINE_CPUS, NLA_U32},
+	{HWSIG_ATTR_RING_RECORDS, NLA_U32},
+	{HWSIG_ATTR_RECORD_SIZE, NLA_U32},
+	{HWSIG_ATTR_MMAP_SIZE, NLA_U64},
+	{HWSIG_ATTR_SAMPLE_INTERVAL_NS, NLA_U64},
+	{HWSIG_ATTR_MAX_EVENTS, NLA_U32},
+	{HWSIG_ATTR_MIN_INTERVAL_NS, NLA_U64},
+	{HWSIG_ATTR_MAX_INTERVAL_NS, NLA_U64},
+	{HWSIG_ATTR_MAX_RING_RECORDS, NLA_U32},
+	{HWSIG_ATTR_EVENTS, NLA_NESTED},
+	{HWSIG_ATTR_EVENT, NLA_NESTED},
+	{HWSIG_ATTR_RUNNING, NLA_U8},
+	{HWSIG_ATTR_CONFIG_GENERATION, NLA_U64},
+	{HWSIG_ATTR_SAMPLE_COST_AVG_NS, NLA_U64},
+	{HWSIG_ATTR_SAMPLE_COST_MAX_NS, NLA_U64},
+	{HWSIG_ATTR_RECORDS_WRITTEN, NLA_U64},
+	{HWSIG_ATTR_RECORDS_OVERWRITTEN, NLA_U64},
+	{HWSIG_ATTR_STATUS, NLA_NESTED},
+	{HWSIG_ATTR_STATUS_ENTRY, NLA_NESTED},
+	{HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, NLA_U64},
+	{HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, NLA_U64},
+	{HWSIG_ATTR_TICKS_OVERRUN, NLA_U64},
+	{HWSIG_ATTR_TICKS_SKIPPED, NLA_U64},
+};
+
+constexpr AttrType kEventAttrs[] = {
+	{HWSIG_EVENT_ATTR_PAD, NLA_UNSPEC},
+	{HWSIG_EVENT_ATTR_NAME, NLA_NUL_STRING},
+	{HWSIG_EVENT_ATTR_PMU_TYPE, NLA_U32},
+	{HWSIG_EVENT_ATTR_CONFIG, NLA_U64},
+	{HWSIG_EVENT_ATTR_CONFIG1, NLA_U64},
+	{HWSIG_EVENT_ATTR_CONFIG2, NLA_U64},
+	{HWSIG_EVENT_ATTR_CPU, NLA_U32}, // s32 on the wire
+};
+
+constexpr AttrType kStatusAttrs[] = {
+	{HWSIG_STATUS_ATTR_PAD, NLA_UNSPEC},
+	{HWSIG_STATUS_ATTR_EVENT_INDEX, NLA_U32},
+	{HWSIG_STATUS_ATTR_CPU, NLA_U32},
+	{HWSIG_STATUS_ATTR_ERROR, NLA_U32}, // s32 on the wire
+	{HWSIG_STATUS_ATTR_TIME_ENABLED, NLA_U64},
+	{HWSIG_STATUS_ATTR_TIME_RUNNING, NLA_U64},
+	{HWSIG_STATUS_ATTR_VALUE, NLA_U64},
+};
+
+template <std::size_t Max, std::size_t N> std::array<nla_policy, Max + 1> make_policy(const AttrType (&rows)[N])
+{
+	std::array<nla_policy, Max + 1> a{};
+	for (const auto &r : rows)
+		a[static_cast<std::size_t>(r.attr)].type = r.type;
+	return a;
+}
 
 nla_policy *top_policy()
 {
-	static Policy policy = [] {
-		Policy a{};
-		auto set = [&](int attr, std::uint16_t type) { a[attr].type = type; };
-		set(HWSIG_ATTR_ABI_VERSION, NLA_U32);
-		set(HWSIG_ATTR_COMPAT_VERSION, NLA_U32);
-		set(HWSIG_ATTR_NR_CPU_IDS, NLA_U32);
-		set(HWSIG_ATTR_NR_ONLINE_CPUS, NLA_U32);
-		set(HWSIG_ATTR_RING_RECORDS, NLA_U32);
-		set(HWSIG_ATTR_RECORD_SIZE, NLA_U32);
-		set(HWSIG_ATTR_MMAP_SIZE, NLA_U64);
-		set(HWSIG_ATTR_SAMPLE_INTERVAL_NS, NLA_U64);
-		set(HWSIG_ATTR_MAX_EVENTS, NLA_U32);
-		set(HWSIG_ATTR_MIN_INTERVAL_NS, NLA_U64);
-		set(HWSIG_ATTR_MAX_INTERVAL_NS, NLA_U64);
-		set(HWSIG_ATTR_MAX_RING_RECORDS, NLA_U32);
-		set(HWSIG_ATTR_EVENTS, NLA_NESTED);
-		set(HWSIG_ATTR_EVENT, NLA_NESTED);
-		set(HWSIG_ATTR_RUNNING, NLA_U8);
-		set(HWSIG_ATTR_CONFIG_GENERATION, NLA_U64);
-		set(HWSIG_ATTR_SAMPLE_COST_AVG_NS, NLA_U64);
-		set(HWSIG_ATTR_SAMPLE_COST_MAX_NS, NLA_U64);
-		set(HWSIG_ATTR_RECORDS_WRITTEN, NLA_U64);
-		set(HWSIG_ATTR_RECORDS_OVERWRITTEN, NLA_U64);
-		set(HWSIG_ATTR_STATUS, NLA_NESTED);
-		set(HWSIG_ATTR_STATUS_ENTRY, NLA_NESTED);
-		return a;
-	}();
+	static auto policy = make_policy<HWSIG_ATTR_MAX>(kTopAttrs);
 	return policy.data();
 }
 
 nla_policy *event_policy()
 {
-	static std::array<nla_policy, HWSIG_EVENT_ATTR_MAX + 1> policy = [] {
-		std::array<nla_policy, HWSIG_EVENT_ATTR_MAX + 1> a{};
-		a[HWSIG_EVENT_ATTR_NAME].type = NLA_NUL_STRING;
+	static auto policy = [] {
+		auto a = make_policy<HWSIG_EVENT_ATTR_MAX>(kEventAttrs);
 		a[HWSIG_EVENT_ATTR_NAME].maxlen = HWSIG_EVENT_NAME_MAX;
-		a[HWSIG_EVENT_ATTR_PMU_TYPE].type = NLA_U32;
-		a[HWSIG_EVENT_ATTR_CONFIG].type = NLA_U64;
-		a[HWSIG_EVENT_ATTR_CONFIG1].type = NLA_U64;
-		a[HWSIG_EVENT_ATTR_CONFIG2].type = NLA_U64;
-		a[HWSIG_EVENT_ATTR_CPU].type = NLA_U32; // s32 on the wire
 		return a;
 	}();
 	return policy.data();
@@ -125,17 +159,16 @@ nla_policy *event_policy()
 
 nla_policy *status_policy()
 {
-	static std::array<nla_policy, HWSIG_STATUS_ATTR_MAX + 1> policy = [] {
-		std::array<nla_policy, HWSIG_STATUS_ATTR_MAX + 1> a{};
-		a[HWSIG_STATUS_ATTR_EVENT_INDEX].type = NLA_U32;
-		a[HWSIG_STATUS_ATTR_CPU].type = NLA_U32;
-		a[HWSIG_STATUS_ATTR_ERROR].type = NLA_U32; // s32 on the wire
-		a[HWSIG_STATUS_ATTR_TIME_ENABLED].type = NLA_U64;
-		a[HWSIG_STATUS_ATTR_TIME_RUNNING].type = NLA_U64;
-		a[HWSIG_STATUS_ATTR_VALUE].type = NLA_U64;
-		return a;
-	}();
+	static auto policy = make_policy<HWSIG_STATUS_ATTR_MAX>(kStatusAttrs);
 	return policy.data();
+}
+
+template <std::size_t N> bool listed(const AttrType (&rows)[N], int attr)
+{
+	for (const auto &r : rows)
+		if (r.attr == attr)
+			return true;
+	return false;
 }
 
 // Exact-size accessors: the policy checked the minimum, these the maximum.
@@ -331,7 +364,7 @@ struct KmodClient::Impl {
 			if (!x.extack.empty())
 				what += " (kernel: " + x.extack + ")";
 			else if (x.err == EPERM)
-				what += " (needs CAP_NET_ADMIN)";
+				what += " (needs CAP_PERFMON or CAP_SYS_ADMIN)";
 			throw Error(what, x.err);
 		}
 		if (x.parse_error)
@@ -357,11 +390,23 @@ KmodClient::KmodClient() : impl_(std::make_unique<Impl>())
 	impl_->family = genl_ctrl_resolve(impl_->sock, HWSIG_GENL_NAME);
 	if (impl_->family < 0) {
 		if (impl_->family == -NLE_OBJ_NOTFOUND)
-			throw Error("resolving generic netlink family \"" HWSIG_GENL_NAME
+			throw KmodNotLoaded("resolving generic netlink family \"" HWSIG_GENL_NAME
 				    "\" (is hwsig.ko loaded?)",
 				    ENOENT);
 		throw_nl("resolving generic netlink family \"" HWSIG_GENL_NAME "\"", impl_->family);
 	}
+}
+
+KmodNotLoaded::KmodNotLoaded(const std::string &doing, int err) : Error(doing, err) {}
+
+bool kmod_attr_known(KmodAttrSet set, int attr)
+{
+	switch (set) {
+	case KmodAttrSet::Top: return listed(kTopAttrs, attr);
+	case KmodAttrSet::Event: return listed(kEventAttrs, attr);
+	case KmodAttrSet::StatusEntry: return listed(kStatusAttrs, attr);
+	}
+	return false;
 }
 
 KmodClient::~KmodClient() = default;
@@ -476,8 +521,13 @@ KmodStatus KmodClient::get_status()
 		take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
 		st.running = running != 0;
 		take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", st.config_generation);
+		take(tb, HWSIG_ATTR_SAMPLE_INTERVAL_NS, "SAMPLE_INTERVAL_NS", st.sample_interval_ns);
 		take(tb, HWSIG_ATTR_SAMPLE_COST_AVG_NS, "SAMPLE_COST_AVG_NS", st.sample_cost_avg_ns);
 		take(tb, HWSIG_ATTR_SAMPLE_COST_MAX_NS, "SAMPLE_COST_MAX_NS", st.sample_cost_max_ns);
+		take(tb, HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, "SAMPLE_LATENCY_AVG_NS", st.sample_latency_avg_ns);
+		take(tb, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, "SAMPLE_LATENCY_MAX_NS", st.sample_latency_max_ns);
+		take(tb, HWSIG_ATTR_TICKS_OVERRUN, "TICKS_OVERRUN", st.ticks_overrun);
+		take(tb, HWSIG_ATTR_TICKS_SKIPPED, "TICKS_SKIPPED", st.ticks_skipped);
 		take(tb, HWSIG_ATTR_RECORDS_WRITTEN, "RECORDS_WRITTEN", st.records_written);
 		take(tb, HWSIG_ATTR_RECORDS_OVERWRITTEN, "RECORDS_OVERWRITTEN", st.records_overwritten);
 		if (tb[HWSIG_ATTR_STATUS]) {

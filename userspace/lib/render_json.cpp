@@ -24,7 +24,7 @@ static std::string number(double v)
 
 std::string render_json(const Interval &iv, const RenderOptions &opt)
 {
-	std::string out = "{\"timestamp\":";
+	std::string out = opt.summary ? "{\"summary\":true,\"timestamp\":" : "{\"timestamp\":";
 	out += number(static_cast<double>(iv.realtime_ns) / 1e9);
 	out += ",\"interval_s\":" + number(iv.interval_s);
 	out += ",\"metrics\":[";

@@ -19,6 +19,21 @@ const struct hw_event_spec hw_sw_events[3] = {
 	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, HWSIG_EVENT_ALL_CPUS },
 };
 
+/* genl_reply keeps every top-level attribute by type (attr[64]): an ABI
+ * that grows past it would have replies lose attributes silently. */
+_Static_assert(HWSIG_ATTR_MAX < (int)(sizeof(((struct genl_reply *)0)->attr) /
+				      sizeof(((struct genl_reply *)0)->attr[0])),
+	       "genl_reply.attr too small for HWSIG_ATTR_MAX");
+
+/*
+ * What the module sends and these parsers leave as raw attributes (still in
+ * r->attr, and flagged in hw_info.have): GET_INFO's HWSIG_ATTR_EVENTS nest
+ * (the cases configure their events themselves and check the module's
+ * behaviour, not the echo; hwsigctl kmod info prints it in case-hwsigctl)
+ * and GET_STATUS's HWSIG_ATTR_SAMPLE_INTERVAL_NS (the same value GET_INFO
+ * reports, which is where the cases read it). Every other attribute of
+ * both replies is parsed. HWSIG_ATTR_PAD carries nothing.
+ */
 int hw_open(struct genl_sock *s) { return genl_open(s, HWSIG_GENL_NAME); }
 
 int hw_get_info(struct genl_sock *s, struct hw_info *info, struct genl_reply *r)

@@ -11,6 +11,7 @@
 
 #include <linux/hwsig.h>
 
+#include "hwsig/error.h"
 #include "hwsig/fd.h"
 #include "hwsig/mmap.h"
 
@@ -62,19 +63,37 @@ struct KmodStatusEntry {
 struct KmodStatus {
 	bool running = false;
 	std::uint64_t config_generation = 0;
-	std::uint64_t sample_cost_avg_ns = 0;
+	std::uint64_t sample_interval_ns = 0;
+	std::uint64_t sample_cost_avg_ns = 0; // counter reads + record write, per CPU per tick
 	std::uint64_t sample_cost_max_ns = 0;
+	std::uint64_t sample_latency_avg_ns = 0; // timer fire -> record published, per CPU per tick
+	std::uint64_t sample_latency_max_ns = 0;
+	std::uint64_t ticks_overrun = 0; // timer periods that passed without the timer firing, all CPUs
+	std::uint64_t ticks_skipped = 0; // ticks that wrote no record: the previous work had not run yet
 	std::uint64_t records_written = 0;
 	std::uint64_t records_overwritten = 0;
 	std::vector<KmodStatusEntry> entries;
 };
+
+// hwsig.ko is not loaded: its generic-netlink family does not resolve
+// (err() is ENOENT).
+class KmodNotLoaded : public Error {
+public:
+	KmodNotLoaded(const std::string &doing, int err);
+};
+
+// The attribute spaces of <linux/hwsig.h>: the top level, inside
+// HWSIG_ATTR_EVENT, inside HWSIG_ATTR_STATUS_ENTRY.
+enum class KmodAttrSet { Top, Event, StatusEntry };
+// True when KmodClient has a policy entry (a type it checks) for attr.
+bool kmod_attr_known(KmodAttrSet set, int attr);
 
 // A generic-netlink conversation with the "hwsig" family. Every failure
 // throws Error carrying errno and, when the kernel sent one, its extack
 // message ("configuring hwsig: Invalid argument (kernel: unknown PMU type 99)").
 class KmodClient {
 public:
-	// Connects and resolves the family; ENOENT when hwsig.ko is not loaded.
+	// Connects and resolves the family; KmodNotLoaded when hwsig.ko is not loaded.
 	KmodClient();
 	~KmodClient();
 	KmodClient(const KmodClient &) = delete;

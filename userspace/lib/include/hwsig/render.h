@@ -12,6 +12,7 @@ struct RenderOptions {
 	std::string vm;       // non-empty: only vm:<vm> scopes plus system-wide context
 	bool verbose = false; // show source and notes
 	std::string title;    // e.g. "interval 3" or "summary of 5 intervals"
+	bool summary = false; // JSON: the line covers the whole run ("summary":true first)
 };
 
 bool scope_visible(const std::string &scope, const RenderOptions &opt);
