@@ -58,10 +58,11 @@ int main()
 #include <vector>
 
 #include "empty.skel.h"
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
 #include "hwsig/error.h"
 #include "hwsig/fd.h"
-#include "hwsig/skeleton.h"
+#include "sched_collector.h"
+#include "skeleton.h"
 
 #include <bpf/bpf.h>
 

@@ -6,7 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
+#include "hwsig/source_bpf.h"
 #include "hwsig/histogram.h"
 #include "hwsig/series.h"
 #include "workloads.h"

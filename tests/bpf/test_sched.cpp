@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
+#include "sched_collector.h"
 #include "hwsig/fs.h"
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"

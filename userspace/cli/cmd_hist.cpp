@@ -19,7 +19,10 @@
 #ifdef HWSIG_HAVE_BPF
 #include <unistd.h>
 
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
+#include "hwsig/block_device.h"
+#include "sched_collector.h"
+#include "vhost_collector.h"
 #include "hwsig/fs.h"
 #include "hwsig/vm.h"
 #endif

@@ -35,12 +35,13 @@
 
 #include "as_nobody.h"
 #include "empty_vhost.skel.h"
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
 #include "hwsig/derive.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/series.h"
-#include "hwsig/skeleton.h"
+#include "skeleton.h"
+#include "vhost_collector.h"
 #include "hwsig/vhost.h"
 #include "hwsig/vm.h"
 
