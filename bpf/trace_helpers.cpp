@@ -1,4 +1,4 @@
-// Kernel features from its BTF and libbpf's feature probes.
+// Kernel features from its BTF and libbpf_probe_*().
 #include "trace_helpers.h"
 
 #include <bpf/btf.h>

@@ -1,4 +1,4 @@
-// What the running kernel offers, read from its BTF and feature probes
+// What the running kernel offers, read from its BTF and libbpf_probe_*()
 // (the counterpart of libbpf-tools' trace_helpers).
 #pragma once
 
