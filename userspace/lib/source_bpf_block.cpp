@@ -13,7 +13,6 @@ namespace hwsig {
 
 namespace {
 
-using bpf_source::all_unavailable;
 using bpf_source::kSource;
 
 const std::vector<std::string> &block_ids()
@@ -31,13 +30,8 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		BlockCollector *collector = collector_.get();
-		if (!collector) {
-			all_unavailable(snap, block_ids(), collector_.failure());
-			return;
-		}
-		try {
-			for (const auto &[dev, c] : collector->devices()) {
+		collector_.collect(snap, block_ids(), [&](BlockCollector &collector) {
+			for (const auto &[dev, c] : collector.devices()) {
 				std::string scope = "dev:" + block_dev_label(ctx.root, dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
@@ -51,9 +45,7 @@ public:
 				// The full log2 map; derive folds it (seek_pattern_entropy).
 				snap.add_histogram(series::kIoSeekSlots, scope, c.seek_sectors, kSource);
 			}
-		} catch (const std::exception &e) {
-			all_unavailable(snap, block_ids(), e.what());
-		}
+		});
 	}
 
 private:

@@ -23,6 +23,24 @@ inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids,
 // interval (it would not change while we run).
 template <typename Collector> class LazyCollector {
 public:
+	// One collect of a source: emit(Collector &) when attached; when not,
+	// or when emit throws, every one of ids is unavailable with the reason.
+	template <typename Emit> void collect(Snapshot &snap, const std::vector<std::string> &ids, Emit &&emit)
+	{
+		Collector *collector = get();
+		if (!collector) {
+			all_unavailable(snap, ids, failure_);
+			return;
+		}
+		try {
+			emit(*collector);
+		} catch (const std::exception &e) {
+			all_unavailable(snap, ids, e.what());
+		}
+	}
+
+private:
+	// Attached (attaching now if never tried), or nullptr.
 	Collector *get()
 	{
 		if (!collector_ && failure_.empty()) {
@@ -34,9 +52,7 @@ public:
 		}
 		return collector_ ? &*collector_ : nullptr;
 	}
-	const std::string &failure() const { return failure_; }
 
-private:
 	std::optional<Collector> collector_;
 	std::string failure_;
 };

@@ -14,7 +14,6 @@ namespace hwsig {
 
 namespace {
 
-using bpf_source::all_unavailable;
 using bpf_source::kSource;
 
 const std::vector<std::string> &sched_ids()
@@ -33,16 +32,7 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		SchedCollector *collector = collector_.get();
-		if (!collector) {
-			all_unavailable(snap, sched_ids(), collector_.failure());
-			return;
-		}
-		try {
-			emit(ctx, *collector, snap);
-		} catch (const std::exception &e) {
-			all_unavailable(snap, sched_ids(), e.what());
-		}
+		collector_.collect(snap, sched_ids(), [&](SchedCollector &collector) { emit(ctx, collector, snap); });
 	}
 
 private:
