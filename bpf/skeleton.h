@@ -17,8 +17,8 @@ struct bpf_object;
 namespace hwsig {
 
 namespace bpf_detail {
-// Maps a failed libbpf step to an Error: "<name>: <step>: <strerror>
-// (<hint>)[: <last libbpf warning>]". err is a positive errno.
+// Maps a failed libbpf step to an Error: "BPF <name>: <step> (<hint>)
+// [libbpf: <last libbpf warning>]: <strerror>". err is a positive errno.
 [[noreturn]] void throw_step(std::string_view name, std::string_view step, int err);
 // Routes libbpf's own messages: warnings are remembered (the last one is
 // appended to the next error), debug output is dropped unless
