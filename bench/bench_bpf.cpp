@@ -58,10 +58,11 @@ int main()
 #include <vector>
 
 #include "empty.skel.h"
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
 #include "hwsig/error.h"
 #include "hwsig/fd.h"
-#include "hwsig/skeleton.h"
+#include "sched_collector.h"
+#include "skeleton.h"
 
 #include <bpf/bpf.h>
 
@@ -495,10 +496,10 @@ double percentile(std::vector<double> v, double q)
 // attach, one batch to settle, `batches` timed batches, detach. A mode's
 // time is the 10th percentile of all its batches. Interference (interrupts,
 // the other vCPU, the host) only ever adds time, so a low percentile of many
-// short batches follows the undisturbed cost; the median of whole runs of
-// 40000 round trips, used before, moved the empty program's cost by several
-// ns from one bench run to the next and hwsig's ratio to it between 1.2 and
-// 1.8.
+// short batches follows the undisturbed cost. (The median of whole runs of
+// 40000 round trips does not: it moves the empty program's cost by several
+// ns from one bench run to the next, and hwsig's ratio to it between 1.2
+// and 1.8.)
 std::map<std::string, double> measure_batches(const std::vector<Mode> &modes, int cycles, int batches,
 					      const std::function<double()> &batch)
 {
@@ -618,9 +619,9 @@ bool stats_enabled_globally()
 	return (f >> on) && on != 0;
 }
 
-template <typename Probe> std::function<void()> hold(std::optional<Probe> p)
+template <typename Collector> std::function<void()> hold(std::optional<Collector> p)
 {
-	auto shared = std::make_shared<std::optional<Probe>>(std::move(p));
+	auto shared = std::make_shared<std::optional<Collector>>(std::move(p));
 	return [shared] { shared->reset(); };
 }
 

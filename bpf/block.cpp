@@ -1,17 +1,19 @@
 // Reader of bpf/block.bpf.c: loads the skeleton (picking the tracepoint
 // prototype of this kernel), sums the per-CPU per-device statistics.
-#include "hwsig/bpf_sources.h"
-#include "hwsig/skeleton.h"
+#include "block_collector.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include <cerrno>
 #include <vector>
 
-#include "hwsig_block.h"
+#include "hwsig/error.h"
+#include "hwsig_block.h" // before its skeleton, which uses its types
 #include "block.skel.h"
-#include "kernel_btf.h"
+#include "skeleton.h"
+#include "trace_helpers.h"
 
 namespace hwsig {
 
@@ -25,17 +27,7 @@ const SkeletonOps<hwsig_block_bpf> kBlockOps = {
 	hwsig_block_bpf__destroy,
 };
 
-Histogram log2_hist(const __u64 *slots, std::size_t n)
-{
-	return Histogram::from_slots(Histogram::Layout::Log2, slots, n);
-}
-
-void add_into(std::vector<std::uint64_t> &into, const __u64 *slots, std::size_t n)
-{
-	into.resize(n, 0);
-	for (std::size_t i = 0; i < n; ++i)
-		into[i] += slots[i];
-}
+constexpr auto kLog2 = Histogram::Layout::Log2;
 
 Skeleton<hwsig_block_bpf> load(BpfAttach how, bool ms)
 {
@@ -64,23 +56,11 @@ struct BlockCollector::Impl {
 
 BlockCollector::BlockCollector(BpfAttach how, bool milliseconds)
 {
-	how = attach_from_environment(how);
-	int ncpu = libbpf_num_possible_cpus();
-	if (ncpu <= 0)
-		throw Error("BPF block: counting possible CPUs", -ncpu);
-	if (how == BpfAttach::Auto) {
-		if (bpf_detail::has_tp_btf("block_rq_issue")) {
-			try {
-				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf, milliseconds), BpfAttach::TpBtf, ncpu});
-				return;
-			} catch (const Error &e) {
-				if (bpf_detail::lacks_privilege(e.err()))
-					throw;
-			}
-		}
-		how = BpfAttach::RawTp;
-	}
-	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu});
+	int ncpu = bpf_detail::possible_cpus("block");
+	auto [skel, as] = bpf_detail::load_tp_btf_or_raw_tp(
+		how, [] { return bpf_detail::has_tp_btf("block_rq_issue"); },
+		[milliseconds](BpfAttach set) { return load(set, milliseconds); });
+	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu});
 }
 
 BlockCollector::~BlockCollector() = default;
@@ -108,20 +88,16 @@ std::map<std::uint32_t, BlockCounts> BlockCollector::devices() const
 				continue;
 			throw_errno("BPF block: reading dev_stats");
 		}
-		BlockCounts c;
-		c.latency_us = log2_hist(nullptr, 0);
-		c.queue_us = c.latency_us;
-		c.size_kib = c.latency_us;
-		c.seek_sectors = c.latency_us;
+		BlockCounts c; // Log2 histograms, empty
 		for (const auto &s : percpu) {
 			c.reads += s.reads;
 			c.writes += s.writes;
 			c.read_bytes += s.read_bytes;
 			c.write_bytes += s.write_bytes;
-			add_into(c.latency_us.counts, s.latency, HWSIG_BLOCK_TIME_SLOTS);
-			add_into(c.queue_us.counts, s.queue, HWSIG_BLOCK_TIME_SLOTS);
-			add_into(c.size_kib.counts, s.size, HWSIG_BLOCK_SIZE_SLOTS);
-			add_into(c.seek_sectors.counts, s.seek, HWSIG_BLOCK_SEEK_SLOTS);
+			c.latency_us += Histogram::from_slots(kLog2, s.latency, HWSIG_BLOCK_TIME_SLOTS);
+			c.queue_us += Histogram::from_slots(kLog2, s.queue, HWSIG_BLOCK_TIME_SLOTS);
+			c.size_kib += Histogram::from_slots(kLog2, s.size, HWSIG_BLOCK_SIZE_SLOTS);
+			c.seek_sectors += Histogram::from_slots(kLog2, s.seek, HWSIG_BLOCK_SEEK_SLOTS);
 		}
 		out.emplace(key, std::move(c));
 	}

@@ -212,7 +212,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	seen = bpf_task_storage_get(&task_seen, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!seen)
 		return 0;
-	/* Direct loads through the BTF pointers: no probe-read helper calls.
+	/* Direct loads through the BTF pointers: no bpf_probe_read_kernel() calls.
 	 * Runnable: preempted, or TASK_RUNNING (state 0: 0 - 1 wraps). */
 	runnable = (preempt | ((__u64)(__u32)hwsig_task_state_btf(prev) - 1) >> 63) & 1;
 	run_delay = prev->sched_info.run_delay;

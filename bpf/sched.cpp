@@ -1,7 +1,6 @@
 // Reader of bpf/sched.bpf.c: loads the skeleton, manages the selected
 // processes, turns the per-CPU maps into SchedCounts.
-#include "hwsig/bpf_sources.h"
-#include "hwsig/skeleton.h"
+#include "sched_collector.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -11,9 +10,11 @@
 #include <map>
 #include <vector>
 
-#include "kernel_btf.h"
+#include "hwsig/error.h"
 #include "hwsig_sched.h"
 #include "sched.skel.h"
+#include "skeleton.h"
+#include "trace_helpers.h"
 
 namespace hwsig {
 
@@ -27,27 +28,16 @@ const SkeletonOps<hwsig_sched_bpf> kSchedOps = {
 	hwsig_sched_bpf__destroy,
 };
 
-Histogram log2_hist(const __u64 *slots, std::size_t n)
-{
-	return Histogram::from_slots(Histogram::Layout::Log2, slots, n);
-}
-
 SchedCounts to_counts(const hwsig_sched_stats &s)
 {
 	SchedCounts c;
-	c.wakeup_wait_us = log2_hist(s.waits + HWSIG_SCHED_WAKEUP_AT, HWSIG_SCHED_SLOTS);
-	c.preempt_wait_us = log2_hist(s.waits + HWSIG_SCHED_PREEMPT_AT, HWSIG_SCHED_SLOTS);
+	c.wakeup_wait_us =
+		Histogram::from_slots(Histogram::Layout::Log2, s.waits + HWSIG_SCHED_WAKEUP_AT, HWSIG_SCHED_SLOTS);
+	c.preempt_wait_us =
+		Histogram::from_slots(Histogram::Layout::Log2, s.waits + HWSIG_SCHED_PREEMPT_AT, HWSIG_SCHED_SLOTS);
 	c.involuntary = s.involuntary;
 	c.runs = s.runs;
 	return c;
-}
-
-int possible_cpus()
-{
-	int n = libbpf_num_possible_cpus();
-	if (n <= 0)
-		throw Error("BPF sched: counting possible CPUs", -n);
-	return n;
 }
 
 Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
@@ -77,6 +67,22 @@ void selection_changed(hwsig_sched_bpf *s, std::size_t nr_selected)
 
 } // namespace
 
+Histogram SchedCounts::wait_us() const
+{
+	Histogram h = wakeup_wait_us;
+	h += preempt_wait_us;
+	return h;
+}
+
+SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
+{
+	wakeup_wait_us += o.wakeup_wait_us;
+	preempt_wait_us += o.preempt_wait_us;
+	involuntary += o.involuntary;
+	runs += o.runs;
+	return *this;
+}
+
 struct SchedCollector::Impl {
 	Skeleton<hwsig_sched_bpf> skel;
 	BpfAttach how;
@@ -95,23 +101,11 @@ struct SchedCollector::Impl {
 
 SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)
 {
-	int ncpu = possible_cpus();
-	how = attach_from_environment(how);
-	if (how == BpfAttach::Auto) {
-		bool btf = bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage();
-		if (btf) {
-			try {
-				impl_ = std::make_unique<Impl>(Impl{load(BpfAttach::TpBtf, milliseconds), BpfAttach::TpBtf, ncpu, {}});
-				return;
-			} catch (const Error &e) {
-				// No permission will not get better with raw_tp.
-				if (bpf_detail::lacks_privilege(e.err()))
-					throw;
-			}
-		}
-		how = BpfAttach::RawTp;
-	}
-	impl_ = std::make_unique<Impl>(Impl{load(how, milliseconds), how, ncpu, {}});
+	int ncpu = bpf_detail::possible_cpus("sched");
+	auto [skel, as] = bpf_detail::load_tp_btf_or_raw_tp(
+		how, [] { return bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage(); },
+		[milliseconds](BpfAttach set) { return load(set, milliseconds); });
+	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu, {}});
 }
 
 SchedCollector::~SchedCollector() = default;

@@ -1,5 +1,6 @@
-// libbpf glue shared by every skeleton: error text, libbpf's log, tracefs.
-#include "hwsig/skeleton.h"
+// libbpf glue shared by every skeleton (skeleton.h): error text, libbpf's
+// log, tracefs.
+#include "skeleton.h"
 
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
@@ -118,9 +119,8 @@ void ensure_tracefs()
 		throw_errno("mounting tracefs on /sys/kernel/tracing (classic tracepoints need it)");
 }
 
-void before_load(std::string_view name, struct ::bpf_object *obj)
+void before_load(struct ::bpf_object *obj)
 {
-	(void)name;
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj)
 	{
@@ -130,62 +130,6 @@ void before_load(std::string_view name, struct ::bpf_object *obj)
 			return;
 		}
 	}
-}
-
-} // namespace hwsig::bpf_detail
-
-// ---- kernel features (kernel_btf.h) ----
-
-#include "kernel_btf.h"
-
-#include <bpf/btf.h>
-
-#include <memory>
-
-namespace hwsig::bpf_detail {
-
-namespace {
-
-struct BtfFree {
-	void operator()(struct btf *b) const { btf__free(b); }
-};
-
-// The func_proto behind typedef btf_trace_<tp> (a pointer to it).
-const struct btf_type *tp_proto(const struct btf *btf, const char *tracepoint)
-{
-	std::string name = std::string("btf_trace_") + tracepoint;
-	int id = btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_TYPEDEF);
-	if (id <= 0)
-		return nullptr;
-	const struct btf_type *t = btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : nullptr; // typedef -> ptr
-	if (!t || !btf_is_ptr(t))
-		return nullptr;
-	t = btf__type_by_id(btf, t->type); // ptr -> func_proto
-	return t && btf_is_func_proto(t) ? t : nullptr;
-}
-
-} // namespace
-
-bool has_tp_btf(const char *tracepoint)
-{
-	return tp_btf_arg_count(tracepoint) >= 0;
-}
-
-int tp_btf_arg_count(const char *tracepoint)
-{
-	std::unique_ptr<struct btf, BtfFree> btf(btf__load_vmlinux_btf());
-	if (!btf)
-		return -1;
-	const struct btf_type *proto = tp_proto(btf.get(), tracepoint);
-	if (!proto)
-		return -1;
-	return static_cast<int>(btf_vlen(proto)) - 1;
-}
-
-bool has_task_storage()
-{
-	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1;
 }
 
 } // namespace hwsig::bpf_detail

@@ -1,7 +1,6 @@
 // Reader of bpf/vhost.bpf.c: picks the program set the kernel can attach
 // (fentry, else kprobes), loads it, reads the queue map.
-#include "hwsig/bpf_sources.h"
-#include "hwsig/skeleton.h"
+#include "vhost_collector.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -11,8 +10,10 @@
 #include <fstream>
 #include <set>
 
+#include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig_vhost.h"
+#include "skeleton.h"
 #include "vhost.skel.h"
 
 namespace hwsig {

@@ -6,7 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
+#include "hwsig/source_bpf.h"
 #include "hwsig/histogram.h"
 #include "hwsig/series.h"
 #include "workloads.h"
@@ -22,9 +23,9 @@ void require_root()
 		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
 }
 
-BlockCounts counts_of(const BlockCollector &probe, std::uint32_t dev)
+BlockCounts counts_of(const BlockCollector &collector, std::uint32_t dev)
 {
-	auto all = probe.devices();
+	auto all = collector.devices();
 	auto it = all.find(dev);
 	return it == all.end() ? BlockCounts{} : it->second;
 }
@@ -34,7 +35,7 @@ std::uint64_t slot(const Histogram &h, std::size_t i)
 	return i < h.counts.size() ? h.counts[i] : 0;
 }
 
-// Let udev's probe of a new loop device finish before counting.
+// Let udev finish with a new loop device before counting.
 void settle()
 {
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -52,15 +53,15 @@ TEST_CASE("O_DIRECT reads and writes on a loop device: counts within 1%, sizes i
 {
 	require_root();
 	for (BpfAttach how : {BpfAttach::TpBtf, BpfAttach::RawTp}) {
-		BlockCollector probe(how);
+		BlockCollector collector(how);
 		LoopDevice loop(64ull << 20);
 		settle();
-		BlockCounts before = counts_of(probe, loop.kdev());
+		BlockCounts before = counts_of(collector, loop.kdev());
 		constexpr std::size_t kReads = 2000, kWrites = 1000;
 		hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 1), 4096);
 		hwsig_test::direct_writes(loop.path(), hwsig_test::random_offsets(kWrites, 16384, loop.bytes(), 2),
 					  16384);
-		BlockCounts after = counts_of(probe, loop.kdev());
+		BlockCounts after = counts_of(collector, loop.kdev());
 		INFO(attach_name(how) << ": reads " << after.reads - before.reads << " writes "
 				      << after.writes - before.writes);
 		CHECK(within(after.reads - before.reads, kReads, 0.01));

@@ -6,10 +6,12 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 
-#include "hwsig/bpf_sources.h"
+#include "hwsig/block_device.h"
 #include "hwsig/histogram.h"
+#include "sched_collector.h"
 
 using namespace hwsig;
 

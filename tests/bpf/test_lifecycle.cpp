@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "as_nobody.h"
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
+#include "hwsig/source_bpf.h"
+#include "sched_collector.h"
 
 using namespace hwsig;
 

@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
+#include "sched_collector.h"
 #include "hwsig/fs.h"
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"
@@ -28,14 +29,14 @@ void ping_pong_case(BpfAttach how)
 {
 	require_root();
 	constexpr unsigned kRounds = 20000;
-	SchedCollector probe(how);
-	INFO("attached as " << attach_name(probe.attached_as()));
+	SchedCollector collector(how);
+	INFO("attached as " << attach_name(collector.attached_as()));
 	Child child = Child::ping_pong(hwsig_test::pick_cpu(), kRounds);
 	const int pid = child.pid();
-	REQUIRE(probe.select(pid));
+	REQUIRE(collector.select(pid));
 	child.go();
 	auto report = child.wait_report();
-	auto counts = probe.process(pid);
+	auto counts = collector.process(pid);
 	REQUIRE(counts);
 	double round_trip_us = static_cast<double>(report[2]) / 1000.0 / kRounds;
 	INFO("runs " << counts->runs << " waits " << counts->wait_us().total()
@@ -58,8 +59,8 @@ void ping_pong_case(BpfAttach how)
 	CHECK(*p50 >= 0.0);
 	CHECK(*p50 <= 2.0 * round_trip_us + 2.0);
 	// Selecting is what gives a process its counts.
-	probe.deselect(pid);
-	CHECK_FALSE(probe.process(pid));
+	collector.deselect(pid);
+	CHECK_FALSE(collector.process(pid));
 }
 
 } // namespace
@@ -104,27 +105,27 @@ std::uint64_t switches_of(int pid)
 void reselect_case(BpfAttach how)
 {
 	require_root();
-	SchedCollector probe(how);
-	INFO("attached as " << attach_name(probe.attached_as()));
+	SchedCollector collector(how);
+	INFO("attached as " << attach_name(collector.attached_as()));
 	int cpu_b = hwsig_test::pick_cpu();
 	int cpu_a = cpu_b > 0 ? cpu_b - 1 : cpu_b;
 	Child a = Child::ping_pong(cpu_a, 100000000), b = Child::hog(cpu_b, 900);
 	const int pid_a = a.pid(), pid_b = b.pid();
-	REQUIRE(probe.select(pid_a));
+	REQUIRE(collector.select(pid_a));
 	a.go();
 	b.go();
 	usleep(300000);
-	auto a_selected = probe.process(pid_a);
+	auto a_selected = collector.process(pid_a);
 	REQUIRE(a_selected);
 	CHECK(a_selected->runs >= 1000);
-	probe.deselect(pid_a);
-	REQUIRE(probe.select(pid_b));
+	collector.deselect(pid_a);
+	REQUIRE(collector.select(pid_b));
 	std::uint64_t b_before = switches_of(pid_b);
 	usleep(300000);
-	auto cb = probe.process(pid_b);
+	auto cb = collector.process(pid_b);
 	std::uint64_t b_kernel = switches_of(pid_b) - b_before;
 	REQUIRE(cb);
-	CHECK_FALSE(probe.process(pid_a));
+	CHECK_FALSE(collector.process(pid_a));
 	b.wait_report();
 	// a is still switching: it was deselected, not stopped.
 	INFO("bpf b=" << cb->runs << ", kernel b=" << b_kernel);
@@ -148,20 +149,20 @@ TEST_CASE("deselect, then select another process into the freed slot (raw_tp fal
 TEST_CASE("two CPU hogs on one CPU: involuntary switches for both", "[sched]")
 {
 	require_root();
-	SchedCollector probe;
+	SchedCollector collector;
 	int cpu = hwsig_test::pick_cpu();
 	Child a = Child::hog(cpu, 1500), b = Child::hog(cpu, 1500);
 	const int pid_a = a.pid(), pid_b = b.pid();
-	REQUIRE(probe.select(pid_a));
-	REQUIRE(probe.select(pid_b));
-	auto before_cpu = probe.per_cpu().at(static_cast<std::size_t>(cpu));
+	REQUIRE(collector.select(pid_a));
+	REQUIRE(collector.select(pid_b));
+	auto before_cpu = collector.per_cpu().at(static_cast<std::size_t>(cpu));
 	a.go();
 	b.go();
 	auto ra = a.wait_report(), rb = b.wait_report();
-	auto ca = probe.process(pid_a), cb = probe.process(pid_b);
+	auto ca = collector.process(pid_a), cb = collector.process(pid_b);
 	REQUIRE(ca);
 	REQUIRE(cb);
-	auto after_cpu = probe.per_cpu().at(static_cast<std::size_t>(cpu));
+	auto after_cpu = collector.per_cpu().at(static_cast<std::size_t>(cpu));
 	INFO("bpf a=" << ca->involuntary << " b=" << cb->involuntary << "; rusage nivcsw a=" << ra[1]
 		      << " b=" << rb[1]);
 	// Sharing one CPU for 1.5 s, each is preempted many times.

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "empty.skel.h"
-#include "hwsig/skeleton.h"
+#include "skeleton.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "hwsig/bpf_sources.h"
+#include "attach.h"
 #include "hwsig/error.h"
 
 using hwsig::BpfAttach;

@@ -18,7 +18,8 @@
 #include "../../bpf/hwsig_vhost.h"
 
 #ifdef HWSIG_HAVE_BPF
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
+#include "vhost_collector.h"
 #endif
 
 using namespace hwsig;

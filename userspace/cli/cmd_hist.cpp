@@ -21,9 +21,11 @@
 #include <linux/types.h>
 #include <unistd.h>
 
-// HWSIG_SCHED_MAX_PROCS: how many processes the sched collector selects at once.
-#include "../../bpf/hwsig_sched.h"
-#include "hwsig/bpf_sources.h"
+#include "block_collector.h"
+#include "hwsig/block_device.h"
+#include "hwsig_sched.h" // HWSIG_SCHED_MAX_PROCS: processes the sched collector selects at once
+#include "sched_collector.h"
+#include "vhost_collector.h"
 #include "hwsig/fs.h"
 #include "hwsig/vm.h"
 #endif
@@ -176,13 +178,13 @@ template <typename Print> int interval_loop(const HistOptions &o, const char *ba
 
 int run_runq(const HistOptions &o)
 {
-	hwsig::SchedCollector probe(hwsig::BpfAttach::Auto, o.ms);
+	hwsig::SchedCollector collector(hwsig::BpfAttach::Auto, o.ms);
 	std::vector<int> pids = o.pids;
 	if (o.per_process && pids.empty())
 		pids = default_processes(o.root);
 	std::size_t skipped = 0;
 	for (int pid : pids)
-		if (!probe.select(pid))
+		if (!collector.select(pid))
 			++skipped;
 	if (skipped)
 		std::fprintf(stderr, "hwsigctl hist: %zu processes not shown (at most %d at once)\n", skipped,
@@ -205,15 +207,15 @@ int run_runq(const HistOptions &o)
 	};
 	return interval_loop(o, "Tracing run queue latency", [&] {
 		if (o.per_process || !o.pids.empty()) {
-			for (int pid : probe.selected()) {
-				auto c = probe.process(pid);
+			for (int pid : collector.selected()) {
+				auto c = collector.process(pid);
 				if (c && c->runs)
 					show("pid:" + std::to_string(pid),
 					     "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid), pick(*c));
 			}
 			return;
 		}
-		auto cpus = probe.per_cpu();
+		auto cpus = collector.per_cpu();
 		if (o.per_cpu) {
 			for (std::size_t cpu = 0; cpu < cpus.size(); ++cpu)
 				show("cpu:" + std::to_string(cpu), "cpu = " + std::to_string(cpu), pick(cpus[cpu]));
@@ -228,7 +230,7 @@ int run_runq(const HistOptions &o)
 
 int run_bio(const HistOptions &o)
 {
-	hwsig::BlockCollector probe(hwsig::BpfAttach::Auto, o.ms);
+	hwsig::BlockCollector collector(hwsig::BpfAttach::Auto, o.ms);
 	const char *unit = o.size ? "kbytes" : o.seek ? "sectors" : o.ms ? "msecs" : "usecs";
 	auto pick = [&](const hwsig::BlockCounts &c) {
 		if (o.size)
@@ -242,7 +244,7 @@ int run_bio(const HistOptions &o)
 	std::map<std::string, Histogram> prev;
 	return interval_loop(o, "Tracing block device I/O", [&] {
 		Histogram all;
-		for (const auto &[dev, c] : probe.devices()) {
+		for (const auto &[dev, c] : collector.devices()) {
 			std::string disk = hwsig::block_dev_label(o.root, dev);
 			Histogram d = diff(prev[disk], pick(c));
 			prev[disk] = pick(c);
@@ -262,14 +264,14 @@ int run_bio(const HistOptions &o)
 
 int run_vhost(const HistOptions &o)
 {
-	hwsig::VhostCollector probe(hwsig::VhostAttach::Auto, o.root);
+	hwsig::VhostCollector collector(hwsig::VhostAttach::Auto, o.root);
 	std::map<std::string, Histogram> prev;
 	std::map<std::string, std::uint64_t> prev_stalls;
 	std::string banner = std::string("Tracing vhost-net virtqueue depths (") +
-			     hwsig::vhost_attach_name(probe.attached_as()) + ")";
+			     hwsig::vhost_attach_name(collector.attached_as()) + ")";
 	return interval_loop(o, banner.c_str(), [&] {
 		auto vms = hwsig::discover_vms(o.root);
-		auto views = hwsig::name_vhost_queues(probe.queues(), &vms, [&](std::uint32_t tid) {
+		auto views = hwsig::name_vhost_queues(collector.queues(), &vms, [&](std::uint32_t tid) {
 			return hwsig::vhost_worker_owner(o.root, tid);
 		});
 		// What to print: a title and counts per queue, or per VM.
@@ -307,7 +309,7 @@ int run_vhost(const HistOptions &o)
 				std::printf("ring stalls = %llu\n", static_cast<unsigned long long>(stalls));
 			hwsig::print_linear_log2_hist(stdout, d, "depth");
 		}
-		if (std::uint64_t dropped = probe.dropped())
+		if (std::uint64_t dropped = collector.dropped())
 			std::printf("\n%llu handler runs not counted: queue map full\n",
 				    static_cast<unsigned long long>(dropped));
 	});

@@ -5,7 +5,7 @@
 #include "hwsig/source_pmu.h"
 #include "hwsig/thermal.h"
 #ifdef HWSIG_HAVE_BPF
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
 #endif
 
 namespace hwsig {

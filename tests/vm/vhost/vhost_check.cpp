@@ -35,12 +35,13 @@
 
 #include "as_nobody.h"
 #include "empty_vhost.skel.h"
-#include "hwsig/bpf_sources.h"
+#include "hwsig/source_bpf.h"
 #include "hwsig/derive.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/series.h"
-#include "hwsig/skeleton.h"
+#include "skeleton.h"
+#include "vhost_collector.h"
 #include "hwsig/vhost.h"
 #include "hwsig/vm.h"
 
@@ -630,9 +631,9 @@ void phase_unprivileged()
 void phase_sets()
 {
 	for (auto set : {hwsig::VhostAttach::Fentry, hwsig::VhostAttach::Kprobe}) {
-		std::optional<hwsig::VhostCollector> probe;
+		std::optional<hwsig::VhostCollector> collector;
 		try {
-			probe.emplace(set);
+			collector.emplace(set);
 		} catch (const std::exception &e) {
 			info(std::string("-- set ") + hwsig::vhost_attach_name(set) + ": does not attach here: " + e.what());
 			// Both sets attach on 6.1 (every hooked function has at most
@@ -645,10 +646,10 @@ void phase_sets()
 		     " tx:6:3 rxstall:5:2 rxfill:3");
 		Driver d(name, {"tx:6:3", "rxstall:5:2", "rxfill:3"});
 		d.ready();
-		auto before = probe->queues();
+		auto before = collector->queues();
 		d.send("go");
 		Expect e = d.until_done(120);
-		auto after = probe->queues();
+		auto after = collector->queues();
 		check(d.finish() == 0, name + ": exit status");
 		for (bool tx : {false, true}) {
 			hwsig::VhostQueueKey k;
@@ -793,8 +794,8 @@ const hwsig::SkeletonOps<hwsig_empty_vhost_bpf> kEmptyOps = {
 // same kinds on the same hooks, attached together, over the same rounds.
 void bench_set(hwsig::VhostAttach set)
 {
-	hwsig::VhostCollector probe(set);
-	bool fentry = probe.attached_as() == hwsig::VhostAttach::Fentry;
+	hwsig::VhostCollector collector(set);
+	bool fentry = collector.attached_as() == hwsig::VhostAttach::Fentry;
 	hwsig::Skeleton<hwsig_empty_vhost_bpf> empty(kEmptyOps, [&](hwsig_empty_vhost_bpf &s) {
 		bpf_program__set_autoload(s.progs.empty_fe_handle_tx, fentry);
 		bpf_program__set_autoload(s.progs.empty_fe_handle_rx, fentry);
@@ -803,7 +804,7 @@ void bench_set(hwsig::VhostAttach set)
 		bpf_program__set_autoload(s.progs.empty_kp_enable_notify, !fentry);
 	});
 	std::map<std::string, int> fds;
-	for (auto [name, fd] : probe.programs())
+	for (auto [name, fd] : collector.programs())
 		fds[name] = fd;
 	std::map<std::string, int> empty_fds;
 	struct bpf_program *prog;
@@ -815,7 +816,7 @@ void bench_set(hwsig::VhostAttach set)
 	// Rounds of the same workload; each program's run_time_ns/run_cnt
 	// over each round. TCG timings are noisy: the median round counts.
 	const unsigned rounds = 3, batches = 200, depth = 8;
-	const char *name = hwsig::vhost_attach_name(probe.attached_as());
+	const char *name = hwsig::vhost_attach_name(collector.attached_as());
 	std::printf("vmbench: vhost collector set %s; workload per round: tx:%u:%u (one handle_tx per batch: "
 		    "%u descriptors, then one vhost_enable_notify on the emptied TX ring) then rxstall:32:16 "
 		    "(one vhost_enable_notify per stalled handle_rx); %u rounds\n",

@@ -17,8 +17,8 @@ struct bpf_object;
 namespace hwsig {
 
 namespace bpf_detail {
-// Maps a failed libbpf step to an Error: "<name>: <step>: <strerror>
-// (<hint>)[: <last libbpf warning>]". err is a positive errno.
+// Maps a failed libbpf step to an Error: "BPF <name>: <step> (<hint>)
+// [libbpf: <last libbpf warning>]: <strerror>". err is a positive errno.
 [[noreturn]] void throw_step(std::string_view name, std::string_view step, int err);
 // Routes libbpf's own messages: warnings are remembered (the last one is
 // appended to the next error), debug output is dropped unless
@@ -29,7 +29,7 @@ void install_libbpf_print();
 void ensure_tracefs();
 // Before load: mounts tracefs if a program that will load is a classic
 // tracepoint (tp_btf and raw_tp attach by name and need no tracefs).
-void before_load(std::string_view name, struct ::bpf_object *obj);
+void before_load(struct ::bpf_object *obj);
 // Whether a failed step's errno means missing privileges, so that another
 // program set would fail alike. EACCES as root is the verifier rejecting a
 // program (6.1 answers an unbounded access so), which another set may pass.
@@ -60,7 +60,7 @@ public:
 			bpf_detail::throw_step(ops_.name, "open", errno ? errno : EINVAL);
 		try {
 			configure(*skel_);
-			bpf_detail::before_load(ops_.name, skel_->obj);
+			bpf_detail::before_load(skel_->obj);
 			if (int err = ops_.load(skel_))
 				bpf_detail::throw_step(ops_.name, "load", err < 0 ? -err : err);
 			if (int err = ops_.attach(skel_))

@@ -1,5 +1,8 @@
-// What the running kernel offers, read from its BTF and feature probes.
+// What the running kernel offers, read from its BTF and libbpf_probe_*()
+// (the counterpart of libbpf-tools' trace_helpers).
 #pragma once
+
+#include <string_view>
 
 namespace hwsig::bpf_detail {
 
@@ -9,5 +12,8 @@ bool has_tp_btf(const char *tracepoint);
 // leading void *), or -1 when unknown.
 int tp_btf_arg_count(const char *tracepoint);
 bool has_task_storage();
+// Possible CPUs (the length of a per-CPU map value); throws hwsig::Error
+// "BPF <name>: counting possible CPUs" when libbpf cannot tell.
+int possible_cpus(std::string_view name);
 
 } // namespace hwsig::bpf_detail

@@ -1,0 +1,31 @@
+// The BPF sources: bpf.sched, bpf.block and bpf.vhost. Each attaches its
+// collector (bpf/*_collector.h) lazily on the first collect(); without root,
+// BPF or (vhost) vhost_net, it reports its metrics unavailable and why.
+#pragma once
+
+#include <vector>
+
+#include "hwsig/source.h"
+
+namespace hwsig {
+
+// Series bpf.runq_* and bpf.involuntary_switches at cpu:N, system, vm:NAME
+// (the discovered VMs) and pid:N for each pid given.
+SourcePtr make_bpf_sched_source();
+SourcePtr make_bpf_sched_source(std::vector<int> pids);
+
+// Series bpf.io_* at dev:NAME (the seek histogram in full log2 sector
+// slots; io.pattern_entropy folds it in derive).
+SourcePtr make_bpf_block_source();
+
+// Series bpf.vhost_* at vq:<pid>:<index>:<rx|tx>, vm:NAME and system
+// (hwsig/vhost.h, Documentation/vhost.rst). Attaches only once vhost_net is
+// loaded (checked cheaply at every collect until then: "vhost not loaded");
+// re-attaches when the module is reloaded.
+SourcePtr make_bpf_vhost_source();
+// The same, forcing one program set (tests): VhostAttach is defined with
+// the collector in bpf/vhost_collector.h.
+enum class VhostAttach;
+SourcePtr make_bpf_vhost_source(VhostAttach how);
+
+} // namespace hwsig

@@ -1,0 +1,60 @@
+// What the BPF sources (source_bpf_*.cpp) share: a collector attached on
+// first use, and every metric of a source unavailable for one reason.
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hwsig/snapshot.h"
+
+namespace hwsig::bpf_source {
+
+inline constexpr const char *kSource = "bpf";
+
+inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, const std::string &why)
+{
+	for (const auto &id : ids)
+		snap.add_unavailable(id, "system", why);
+}
+
+// Attaches on first use; a failure is remembered, not retried every
+// interval (it would not change while we run).
+template <typename Collector> class LazyCollector {
+public:
+	// One collect of a source: emit(Collector &) when attached; when not,
+	// or when emit throws, every one of ids is unavailable with the reason.
+	template <typename Emit> void collect(Snapshot &snap, const std::vector<std::string> &ids, Emit &&emit)
+	{
+		Collector *collector = get();
+		if (!collector) {
+			all_unavailable(snap, ids, failure_);
+			return;
+		}
+		try {
+			emit(*collector);
+		} catch (const std::exception &e) {
+			all_unavailable(snap, ids, e.what());
+		}
+	}
+
+private:
+	// Attached (attaching now if never tried), or nullptr.
+	Collector *get()
+	{
+		if (!collector_ && failure_.empty()) {
+			try {
+				collector_.emplace();
+			} catch (const std::exception &e) {
+				failure_ = e.what();
+			}
+		}
+		return collector_ ? &*collector_ : nullptr;
+	}
+
+	std::optional<Collector> collector_;
+	std::string failure_;
+};
+
+} // namespace hwsig::bpf_source

@@ -1,0 +1,132 @@
+// The bpf.vhost source: reads the VhostCollector, names its queues after
+// their VMs, emits the bpf.vhost_* series (hwsig/vhost.h).
+#include <sys/stat.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "hwsig/fs.h"
+#include "hwsig/source_bpf.h"
+#include "hwsig/vhost.h"
+#include "source_bpf_lazy.h"
+#include "vhost_collector.h"
+
+namespace hwsig {
+
+namespace {
+
+using bpf_source::all_unavailable;
+
+// Unlike the other BPF sources it cannot attach before vhost_net is
+// loaded: until then its metrics say "vhost not loaded" and every collect
+// checks again (one stat). A failed attach is remembered until the module
+// is reloaded (a kprobe-attached collector does not keep vhost_net from
+// being unloaded; a reloaded module needs a new collector).
+class BpfVhostSource : public Source {
+public:
+	explicit BpfVhostSource(VhostAttach how) : how_(how) {}
+	std::string_view name() const override { return "bpf.vhost"; }
+	std::vector<std::string> provides() const override { return vhost_metric_ids(); }
+
+	void collect(const SourceContext &ctx, Snapshot &snap) override
+	{
+		if (auto why = vhost_not_loaded_reason(ctx.root)) {
+			reset();
+			all_unavailable(snap, vhost_metric_ids(), *why);
+			return;
+		}
+		ino_t module = module_ino(ctx.root);
+		if ((collector_ || !failure_.empty()) && module != attached_module_)
+			reset(); // reloaded: attach to the new module
+		if (!collector_ && failure_.empty()) {
+			attached_module_ = module;
+			try {
+				collector_.emplace(how_, ctx.root);
+			} catch (const std::exception &e) {
+				failure_ = e.what();
+			}
+		}
+		if (!collector_) {
+			all_unavailable(snap, vhost_metric_ids(), failure_);
+			return;
+		}
+		try {
+			emit(ctx, snap);
+		} catch (const std::exception &e) {
+			all_unavailable(snap, vhost_metric_ids(), e.what());
+		}
+	}
+
+private:
+	static ino_t module_ino(const std::string &root)
+	{
+		struct stat st {};
+		if (::stat(join_path(root, "sys/module/vhost_net").c_str(), &st) != 0)
+			return 0;
+		return st.st_ino;
+	}
+
+	void reset()
+	{
+		collector_.reset();
+		failure_.clear();
+		retired_ = {};
+	}
+
+	void emit(const SourceContext &ctx, Snapshot &snap)
+	{
+		auto queues = collector_->queues();
+		// Queues whose worker exited: their counts move to retired_ (the
+		// VM and system sums must not go backwards), their entries go.
+		for (auto it = queues.begin(); it != queues.end();) {
+			if (path_exists(join_path(ctx.root, "proc/" + std::to_string(it->first.worker_tid)))) {
+				++it;
+				continue;
+			}
+			int owner = it->first.owner_tgid ? static_cast<int>(it->first.owner_tgid)
+							 : static_cast<int>(it->first.worker_tid);
+			if (auto o = owner_of_.find(it->first.worker_tid); o != owner_of_.end())
+				owner = o->second;
+			retired_.by_owner[owner] += it->second;
+			retired_.all += it->second;
+			collector_->forget(it->first);
+			it = queues.erase(it);
+		}
+		auto views = name_vhost_queues(queues, ctx.vms, [&](std::uint32_t tid) {
+			return vhost_worker_owner(ctx.root, tid);
+		});
+		owner_of_.clear();
+		for (const auto &v : views)
+			owner_of_[v.key.worker_tid] = v.owner;
+		// A retired owner that is gone (its VM ended) is dropped.
+		for (auto it = retired_.by_owner.begin(); it != retired_.by_owner.end();) {
+			if (path_exists(join_path(ctx.root, "proc/" + std::to_string(it->first))))
+				++it;
+			else
+				it = retired_.by_owner.erase(it);
+		}
+		add_vhost_series(snap, views, ctx.vms, retired_);
+	}
+
+	VhostAttach how_;
+	std::optional<VhostCollector> collector_;
+	std::string failure_;
+	ino_t attached_module_ = 0;
+	VhostRetired retired_;
+	std::map<std::uint32_t, int> owner_of_; // worker tid -> owner, last collect
+};
+
+} // namespace
+
+SourcePtr make_bpf_vhost_source()
+{
+	return make_bpf_vhost_source(VhostAttach::Auto);
+}
+
+SourcePtr make_bpf_vhost_source(VhostAttach how)
+{
+	return std::make_unique<BpfVhostSource>(how);
+}
+
+} // namespace hwsig
