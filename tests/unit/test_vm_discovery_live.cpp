@@ -184,19 +184,29 @@ TEST_CASE("discover_vms survives guests exiting during the scan", "[vm][live]")
 		children.insert(pid);
 	};
 
-	int hold[2];
+	int hold[2], ready[2];
 	REQUIRE(::pipe(hold) == 0);
+	REQUIRE(::pipe(ready) == 0);
 	pid_t steady = ::fork();
 	REQUIRE(steady >= 0);
 	if (steady == 0) {
 		::close(hold[1]);
+		::close(ready[0]);
 		::prctl(PR_SET_NAME, "qemu-system-x86");
-		char c;
+		// Named now: the first scan must find it (on a loaded machine
+		// the child may not have run at all before the parent scans).
+		char c = 1;
+		if (::write(ready[1], &c, 1) != 1)
+			::_exit(1);
 		while (::read(hold[0], &c, 1) > 0) {
 		}
 		::_exit(0);
 	}
 	::close(hold[0]);
+	::close(ready[1]);
+	char named;
+	REQUIRE(::read(ready[0], &named, 1) == 1);
+	::close(ready[0]);
 	for (int i = 0; i < kChurners; i++)
 		spawn();
 
