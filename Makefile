@@ -4,6 +4,7 @@
 #   make test         every test tier; prints "N passed, N failed"
 #   make bench        side-by-side benchmarks (ratios)
 #   make fuzz         run each parser fuzzer (FUZZ_SECONDS each)
+#   make mutate       plant each bug of tests/mutants/ and check a test catches it (slow)
 #   make install      install hwsigctl (PREFIX=/usr/local)
 #   make kmod         build hwsig.ko against the running/selected kernel (KDIR=...)
 #   make dkms-install register, build and install the module with DKMS
@@ -19,7 +20,7 @@ ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build run test unit bench fuzz-build fuzz install kmod dkms-install clean
+.PHONY: all deps build run test unit mutate bench fuzz-build fuzz install kmod dkms-install clean
 
 all: build
 
@@ -42,6 +43,10 @@ unit:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWSIG_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 	@cd build-asan && ctest --output-on-failure -j$(JOBS)
+
+mutate: deps
+	@./scripts/install-deps all
+	@./scripts/mutate
 
 fuzz-build:
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWSIG_FUZZ=ON \
