@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "hwsig/vhost.h"
+#include "hwsig/vhost_queue.h"
 
 namespace hwsig {
 

@@ -27,6 +27,7 @@
 #include "sched_collector.h"
 #include "vhost_collector.h"
 #include "hwsig/fs.h"
+#include "hwsig/vhost.h"
 #include "hwsig/vm.h"
 #endif
 

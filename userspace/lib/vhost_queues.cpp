@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "hwsig/catalog.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
@@ -120,8 +121,7 @@ std::vector<VhostQueueView> name_vhost_queues(
 
 const std::vector<std::string> &vhost_metric_ids()
 {
-	static const std::vector<std::string> ids = {"vhost.queue_depth_p50", "vhost.queue_depth_p99",
-						     "vhost.ring_stalls_ps"};
+	static const std::vector<std::string> ids = metrics_reading({series::kVhostDepth, series::kVhostStalls});
 	return ids;
 }
 

@@ -1,11 +1,9 @@
-// vhost-net virtqueues as the BPF vhost collector (bpf/vhost.bpf.c) counts
-// them, and how they become series: naming (vq:<pid>:<index>:<rx|tx>), the
+// How vhost-net virtqueues (hwsig/vhost_queue.h) become series: naming (vq:<pid>:<index>:<rx|tx>), the
 // owner -> VM mapping and the per-VM and system aggregates. Pure functions
 // over plain data (and a root for /proc), built without BPF too, so that the
 // unit tests run them on fixtures. Documentation/vhost.rst defines it all.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,30 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "hwsig/histogram.h"
 #include "hwsig/snapshot.h"
+#include "hwsig/vhost_queue.h"
 #include "hwsig/vm.h"
 
 namespace hwsig {
-
-// One virtqueue as the kernel side keys it (struct hwsig_vhost_key).
-struct VhostQueueKey {
-	std::uint32_t owner_tgid = 0; // 0: the kernel could not tell (no mm->owner)
-	std::uint32_t worker_tid = 0; // the vhost worker thread: one per device
-	std::uint16_t queue = 0;      // index in the device: vhost_net 0 = RX, 1 = TX
-	bool tx = false;
-	auto operator<=>(const VhostQueueKey &) const = default;
-};
-
-// Cumulative counts of one queue (or a sum of queues).
-struct VhostQueueCounts {
-	Histogram depth{Histogram::Layout::LinearLog2, {}}; // outstanding descriptors
-	std::uint64_t samples = 0;     // depth samples
-	std::uint64_t handled = 0;     // handle_tx / handle_rx invocations
-	std::uint64_t stalls = 0;      // RX ring stalls
-	std::uint64_t read_errors = 0; // invocations whose avail index was unreadable
-	VhostQueueCounts &operator+=(const VhostQueueCounts &o);
-};
 
 // A queue with its user-visible identity.
 struct VhostQueueView {
@@ -83,9 +62,5 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 
 // The metric ids of the vhost source.
 const std::vector<std::string> &vhost_metric_ids();
-
-// nullopt when vhost_net is loaded (<root>/sys/module/vhost_net or
-// <root>/sys/kernel/btf/vhost_net exists); else "vhost not loaded (...)".
-std::optional<std::string> vhost_not_loaded_reason(const std::string &root);
 
 } // namespace hwsig
