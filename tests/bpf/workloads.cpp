@@ -73,7 +73,8 @@ bool read_all(int fd, void *buf, std::size_t len)
 
 // Forks; the child waits for the go byte, runs work(), writes the report
 // (rusage switches + work's numbers) and exits.
-template <typename Work> void start(Work work, int &pid, Fd &go_w, Fd &report_r)
+// park: block for good after the report instead of exiting.
+template <typename Work> void start(Work work, int &pid, Fd &go_w, Fd &report_r, bool park = false)
 {
 	int go[2], report[2];
 	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC))
@@ -95,6 +96,8 @@ template <typename Work> void start(Work work, int &pid, Fd &go_w, Fd &report_r)
 		std::uint64_t out[3] = {static_cast<std::uint64_t>(ru.ru_nvcsw),
 					static_cast<std::uint64_t>(ru.ru_nivcsw), elapsed};
 		write_all(report[1], out, sizeof out);
+		while (park)
+			pause();
 		_exit(0);
 	}
 	close(go[0]);
@@ -127,6 +130,14 @@ void Child::go()
 	go_.reset();
 }
 
+std::vector<std::uint64_t> Child::read_report()
+{
+	std::uint64_t out[3];
+	if (!read_all(report_.get(), out, sizeof out))
+		throw hwsig::Error("test child " + std::to_string(pid_) + " sent no report");
+	return {out[0], out[1], out[2]};
+}
+
 std::vector<std::uint64_t> Child::wait_report()
 {
 	std::uint64_t out[3];
@@ -138,33 +149,92 @@ std::vector<std::uint64_t> Child::wait_report()
 	return {out[0], out[1], out[2]};
 }
 
+namespace {
+
+// Two threads pinned to cpu pass a byte `rounds` times; with park, the peer
+// parks instead of exiting (the main thread parks in start()).
+void ping_pong_work(int cpu, unsigned rounds, bool park)
+{
+	int ab[2], ba[2], done[2];
+	if (pipe(ab) || pipe(ba) || pipe(done))
+		_exit(93);
+	std::thread peer([&, park] { // park by value: the frame is gone once parked
+		pin_self(cpu);
+		char b = 'y';
+		for (unsigned i = 0; i < rounds; ++i) {
+			if (!read_all(ab[0], &b, 1))
+				_exit(94);
+			write_all(ba[1], &b, 1);
+		}
+		write_all(done[1], &b, 1);
+		while (park)
+			pause();
+	});
+	pin_self(cpu);
+	char b = 'x';
+	for (unsigned i = 0; i < rounds; ++i) {
+		write_all(ab[1], &b, 1);
+		if (!read_all(ba[0], &b, 1))
+			_exit(95);
+	}
+	if (!read_all(done[0], &b, 1))
+		_exit(96);
+	if (park)
+		peer.detach();
+	else
+		peer.join();
+}
+
+void hog_for(unsigned ms)
+{
+	std::uint64_t end = now_ns() + ms * 1000000ull;
+	volatile std::uint64_t spin = 0;
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; ++i)
+			spin = spin + 1;
+}
+
+} // namespace
+
 Child Child::ping_pong(int cpu, unsigned rounds)
 {
 	Child c;
+	start([cpu, rounds] { ping_pong_work(cpu, rounds, false); }, c.pid_, c.go_, c.report_);
+	return c;
+}
+
+Child Child::parked_ping_pong(int cpu, unsigned rounds)
+{
+	Child c;
+	start([cpu, rounds] { ping_pong_work(cpu, rounds, true); }, c.pid_, c.go_, c.report_, true);
+	return c;
+}
+
+Child Child::parked_hogs(int cpu, unsigned threads, unsigned ms)
+{
+	Child c;
 	start(
-		[cpu, rounds] {
-			int ab[2], ba[2];
-			if (pipe(ab) || pipe(ba))
+		[cpu, threads, ms] {
+			int done[2];
+			if (pipe(done))
 				_exit(93);
-			std::thread peer([&] {
-				pin_self(cpu);
-				char b;
-				for (unsigned i = 0; i < rounds; ++i) {
-					if (!read_all(ab[0], &b, 1))
-						_exit(94);
-					write_all(ba[1], &b, 1);
-				}
-			});
+			for (unsigned i = 1; i < threads; ++i)
+				std::thread([cpu, ms, fd = done[1]] {
+					pin_self(cpu);
+					hog_for(ms);
+					char b = 'd';
+					write_all(fd, &b, 1);
+					for (;;)
+						pause();
+				}).detach();
 			pin_self(cpu);
-			char b = 'x';
-			for (unsigned i = 0; i < rounds; ++i) {
-				write_all(ab[1], &b, 1);
-				if (!read_all(ba[0], &b, 1))
-					_exit(95);
-			}
-			peer.join();
+			hog_for(ms);
+			char b;
+			for (unsigned i = 1; i < threads; ++i)
+				if (!read_all(done[0], &b, 1))
+					_exit(96);
 		},
-		c.pid_, c.go_, c.report_);
+		c.pid_, c.go_, c.report_, true);
 	return c;
 }
 
@@ -174,11 +244,7 @@ Child Child::hog(int cpu, unsigned ms)
 	start(
 		[cpu, ms] {
 			pin_self(cpu);
-			std::uint64_t end = now_ns() + ms * 1000000ull;
-			volatile std::uint64_t spin = 0;
-			while (now_ns() < end)
-				for (int i = 0; i < 1000; ++i)
-					spin = spin + 1;
+			hog_for(ms);
 		},
 		c.pid_, c.go_, c.report_);
 	return c;

@@ -24,6 +24,9 @@ public:
 	void go();
 	// Waits for the child's report and its exit; throws on failure.
 	std::vector<std::uint64_t> wait_report();
+	// The report of a parked child (below), which does not exit: read it
+	// without waiting for an exit; throws on failure.
+	std::vector<std::uint64_t> read_report();
 
 	// Two threads pinned to `cpu` passing a byte over two pipes `rounds`
 	// times. Report: {nvcsw, nivcsw, elapsed_ns}.
@@ -31,6 +34,16 @@ public:
 	// A single-threaded busy loop pinned to `cpu` for `ms` milliseconds.
 	// Report: {nvcsw, nivcsw, elapsed_ns}.
 	static Child hog(int cpu, unsigned ms);
+
+	// Parked children: when done, every thread blocks for good instead of
+	// exiting, so that /proc/<pid>/task/* still holds each thread's final
+	// schedstat and nothing of the process runs any more (the destructor
+	// kills it). Read their report with read_report().
+	// `threads` busy loops pinned to `cpu` (the main thread is one of them)
+	// for `ms` milliseconds. Report: {nvcsw, nivcsw, elapsed_ns}.
+	static Child parked_hogs(int cpu, unsigned threads, unsigned ms);
+	// ping_pong's workload, parked when done.
+	static Child parked_ping_pong(int cpu, unsigned rounds);
 
 private:
 	int pid_ = -1;
