@@ -33,6 +33,18 @@ int case_loss(int argc, char **argv)
 	static const unsigned pause_ms[] = { 50, 2, 50, 1, 80, 2, 50, 3, 120, 2, 50, 1 };
 	for (size_t round = 0; round < sizeof(pause_ms) / sizeof(pause_ms[0]); round++) {
 		sleep_ms(pause_ms[round]);
+		/* A slow round must overrun the ring: under a loaded host the
+		 * guest's ticks can come far slower than 1 ms, so wait for the
+		 * heads rather than trust the clock (3 s cap). */
+		for (int waited = 0; pause_ms[round] >= 50 && waited < 3000; waited++) {
+			int over = 1;
+			for (unsigned cpu = 0; cpu < 2; cpu++)
+				if (hw_head(&m, cpu) <= rd.last_head[cpu] + size)
+					over = 0;
+			if (over)
+				break;
+			sleep_ms(1);
+		}
 		for (unsigned cpu = 0; cpu < 2; cpu++) {
 			uint64_t head_before = rd.last_head[cpu];
 			uint64_t lost_before = rd.lost[cpu], torn_before = rd.torn[cpu];
@@ -55,7 +67,7 @@ int case_loss(int argc, char **argv)
 					      cpu, (unsigned long long)out[i].seq, (unsigned long long)out[i - 1].seq);
 			}
 			if (pause_ms[round] >= 50)
-				CHECK(expect_overrun > 0, "round %zu cpu %u: only %llu records in %u ms at 1 ms", round,
+				CHECK(expect_overrun > 0, "round %zu cpu %u: only %llu records in %u ms + 3 s at 1 ms", round,
 				      cpu, (unsigned long long)written, pause_ms[round]);
 			total_lost += lost;
 			total_written += written;
@@ -82,6 +94,17 @@ int case_loss(int argc, char **argv)
 	for (size_t round = 0; round < sizeof(frozen_ms) / sizeof(frozen_ms[0]); round++) {
 		CHECK_OK(hw_start(&s, &r), "START");
 		sleep_ms(frozen_ms[round]);
+		/* A slow round must lap every ring; a loaded host can slow the
+		 * guest's ticks far below 1 ms, so wait for the heads (3 s cap). */
+		for (int waited = 0; frozen_ms[round] >= 60 && waited < 3000; waited++) {
+			int lapped = 1;
+			for (unsigned cpu = 0; cpu < 2; cpu++)
+				if (hw_head(&m, cpu) < rd.tail[cpu] + 2 * size)
+					lapped = 0;
+			if (lapped)
+				break;
+			sleep_ms(1);
+		}
 		CHECK_OK(hw_stop(&s, &r), "STOP");
 		CHECK_OK(hw_get_status(&s, &st, &r), "GET_STATUS");
 		CHECK(st.have_written && st.have_overwritten && !st.running, "frozen round %zu: GET_STATUS running %u",
