@@ -1,6 +1,7 @@
 /* vmcase: one binary, one case per invocation (`vmcase NAME`), so a case
  * that crashes or hangs takes only itself down. Prints the verdict line
  * "vmtest: PASS NAME" or "vmtest: FAIL NAME: why"; exit status 0 on pass. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,38 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			if (strcmp(cases[i].name, "bench"))
 				puts(cases[i].name);
+		return 0;
+	}
+	/* For shell cases: START or STOP alone (the configuration and the
+	 * rings' heads stay). */
+	if (argc == 3 && !strcmp(argv[1], "--ctl")) {
+		static struct genl_reply r;
+		struct genl_sock s;
+		if (hw_open(&s))
+			return 1;
+		int e = !strcmp(argv[2], "start") ? hw_start(&s, &r) : !strcmp(argv[2], "stop") ? hw_stop(&s, &r) : -EINVAL;
+		if (e)
+			fprintf(stderr, "vmcase --ctl %s: %s\n", argv[2], strerror(-e));
+		return e ? 1 : 0;
+	}
+	/* For shell cases: the module's own loss accounting, as
+	 * "status written W overwritten O" (GET_STATUS, all CPUs) and one
+	 * "ring C head H overwritten O" per CPU id (the ring headers). */
+	if (argc == 3 && !strcmp(argv[1], "--state") && !strcmp(argv[2], "accounting")) {
+		static struct genl_reply r;
+		static struct hw_status st;
+		struct genl_sock s;
+		struct hw_map m;
+		if (hw_open(&s) || hw_get_status(&s, &st, &r) || !st.have_written || !st.have_overwritten)
+			return 1;
+		if (hw_map_open(&m))
+			return 1;
+		printf("status written %llu overwritten %llu running %u\n", (unsigned long long)st.records_written,
+		       (unsigned long long)st.records_overwritten, st.running);
+		for (unsigned c = 0; c < m.ctl->nr_cpu_ids; c++)
+			printf("ring %u head %llu overwritten %llu\n", c, (unsigned long long)hw_head(&m, c),
+			       (unsigned long long)hw_ring(&m, c)->overwritten);
+		hw_map_close(&m);
 		return 0;
 	}
 	/* For shell cases: one GET_INFO field (abi, running, interval). */
