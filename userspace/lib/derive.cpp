@@ -290,9 +290,9 @@ std::vector<std::string> interval_conflicts(const Interval &iv)
 	for (const auto &u : iv.unavailable)
 		if (++notes[{u.id, u.scope}] == 2)
 			out.push_back(u.id + " " + u.scope + ": unavailable twice");
-	for (const auto &[key, n] : notes)
-		if (values.count(key))
-			out.push_back(key.first + " " + key.second + ": a value and unavailable");
+	for (const auto &note : notes)
+		if (values.count(note.first))
+			out.push_back(note.first.first + " " + note.first.second + ": a value and unavailable");
 	return out;
 }
 
