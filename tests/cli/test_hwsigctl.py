@@ -69,6 +69,29 @@ def _():
     assert rc == 1 and "no-such-vm-xyz" in err, (rc, err)
 
 
+def consistent(obj):
+    """obj, after asserting what derive guarantees of every interval (and the
+    summary): no (id, scope) with two values, two notes, or a value and a
+    note."""
+    values, notes = set(), set()
+    for m in obj.get("metrics", []):
+        key = (m["id"], m["scope"])
+        assert key not in values, f"{key} has two values"
+        values.add(key)
+    for u in obj.get("unavailable", []):
+        key = (u["id"], u["scope"])
+        assert key not in notes, f"{key} is unavailable twice"
+        notes.add(key)
+    both = values & notes
+    assert not both, f"both a value and unavailable: {sorted(both)}"
+    return obj
+
+
+def json_lines(out):
+    """Every line of a --format json run, parsed and checked by consistent()."""
+    return [consistent(json.loads(line)) for line in out.strip().split("\n")]
+
+
 def metric_values(obj, mid):
     return [m for m in obj["metrics"] if m["id"] == mid]
 
@@ -87,10 +110,9 @@ def _():
         if before is not None and os.geteuid() == 0:
             open(path, "w").write(before + "\n")
     assert rc == 0, f"exit {rc}: {err}"
-    lines = out.strip().split("\n")
-    assert len(lines) == 2, f"{len(lines)} lines"
-    for line in lines:
-        obj = json.loads(line)
+    objs = json_lines(out)
+    assert len(objs) == 2, f"{len(objs)} lines"
+    for obj in objs:
         assert set(obj) >= {"timestamp", "interval_s", "metrics", "unavailable"}, obj.keys()
         assert abs(obj["interval_s"] - 0.5) < 0.25, obj["interval_s"]
         assert abs(obj["timestamp"] - time.time()) < 60
@@ -121,7 +143,7 @@ def _():
     rc, out, err = run(["stat", "--count", "1", "--interval", "0.2", "--format", "json",
                         "--no-bpf", "--no-pmu"])
     assert rc == 0, err
-    obj = json.loads(out.strip().split("\n")[-1])
+    obj = json_lines(out)[-1]
     reasons = {u["id"]: u["reason"] for u in obj["unavailable"]}
     assert "--no-bpf" in reasons.get("io.iops_read", ""), reasons.get("io.iops_read")
     assert "--no-bpf" in reasons.get("sched.runq_wait_p50_us", ""), reasons.get("sched.runq_wait_p50_us")
@@ -148,7 +170,7 @@ def _():
     assert p.returncode == 0, (p.returncode, err)
     lines = out.strip().split("\n")
     assert len(lines) >= 3, lines
-    last = json.loads(lines[-1])
+    last = json_lines(out)[-1]
     assert last.get("summary") is True, lines[-1][:200]
     assert lines[-1].startswith('{"summary":true,"timestamp":'), lines[-1][:200]
     assert last["interval_s"] > 0.5, last["interval_s"]

@@ -32,7 +32,7 @@ Interval live_interval(Source &src)
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
 	b.mono_ns = now_ns();
 	REQUIRE_NOTHROW(src.collect(ctx, b));
-	return derive(a, b, src.provides());
+	return checked_derive(a, b, src.provides());
 }
 
 } // namespace

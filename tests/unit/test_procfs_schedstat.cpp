@@ -216,7 +216,7 @@ TEST_CASE("schedstat source with VMs found by discover_vms (kvm-host tree)", "[p
 			  std::to_string(8000000000ll * j + 1000000) + " " + std::to_string(2000000 * j + 400000) + " " +
 				  std::to_string(4000 * j + 200) + "\n");
 	auto later = collect(*src, after.root(), &vms, 12'000'000'000ull);
-	auto iv = derive(before, later, src->provides());
+	auto iv = checked_derive(before, later, src->provides());
 	const Metric *web = metric(iv, kAvg, "vm:web01");
 	REQUIRE(web);
 	CHECK(web->value == Approx(4 * 400000.0 / (4 * 200) / 1000));

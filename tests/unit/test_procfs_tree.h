@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "derive_check.h"
 #include "hwsig/derive.h"
 #include "hwsig/fs.h"
 #include "hwsig/procfs.h"
@@ -90,13 +91,14 @@ inline std::size_t metric_count(const hwsig::Interval &iv, const std::string &id
 	return n;
 }
 
-// Runs a source on the "before" and "after" trees (2 s apart) and derives.
+// Runs a source on the "before" and "after" trees (2 s apart) and derives
+// (checked: see derive_check.h).
 inline hwsig::Interval derive_between(hwsig::Source &source, const std::string &before, const std::string &after,
 				      const std::vector<hwsig::Vm> *vms = nullptr)
 {
 	auto a = collect(source, fixture(before), vms, 10'000'000'000ull);
 	auto b = collect(source, fixture(after), vms, 12'000'000'000ull);
-	return hwsig::derive(a, b, source.provides());
+	return checked_derive(a, b, source.provides());
 }
 
 // A scratch root under $TMPDIR, removed with everything in it.

@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "derive_check.h"
 #include "hwsig/derive.h"
 #include "hwsig/error.h"
 #include "hwsig/series.h"
@@ -274,7 +275,7 @@ TEST_CASE("vhost series derive per queue, per VM and system", "[vhost][derive]")
 	q1[key(100, 110, false)] += counts({{0, 1}, {1, 5}}, 6);
 	q1[key(200, 210, true)] += counts({{8, 20}});
 	Snapshot a = snapshot_at(10, q0, vms), b = snapshot_at(12, q1, vms);
-	Interval iv = derive(a, b, vhost_metric_ids());
+	Interval iv = checked_derive(a, b, vhost_metric_ids());
 
 	auto value = [&](const char *id, const std::string &scope) -> std::optional<double> {
 		const Metric *m = find(iv, id, scope);
@@ -322,7 +323,7 @@ TEST_CASE("vhost per-VM sums keep retired queues: no reset when a device goes", 
 	VhostRetired retired;
 	retired.by_owner[100] = q0[key(100, 120, true)];
 	retired.all = q0[key(100, 120, true)];
-	Interval iv = derive(snapshot_at(10, q0, vms), snapshot_at(12, q1, vms, retired), vhost_metric_ids());
+	Interval iv = checked_derive(snapshot_at(10, q0, vms), snapshot_at(12, q1, vms, retired), vhost_metric_ids());
 	const Metric *m = find(iv, "vhost.queue_depth_p50", "vm:web");
 	REQUIRE(m);
 	CHECK(m->value == 4.0);
@@ -359,7 +360,7 @@ TEST_CASE("vhost source: 'vhost not loaded' for every id, nothing else, nothing 
 	CHECK(a.histograms().empty());
 	CHECK(a.counters().empty());
 	auto b = procfs_test::collect(*source, t.root(), nullptr, 12'000'000'000ull);
-	Interval iv = derive(a, b, source->provides());
+	Interval iv = checked_derive(a, b, source->provides());
 	CHECK(iv.metrics.empty());
 	for (const auto &id : vhost_metric_ids()) {
 		const UnavailableNote *u = find_note(iv, id, "system");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -234,6 +235,17 @@ Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std
 	for (auto &u : generic)
 		if (noted.insert({u.id, u.scope}).second)
 			out.unavailable.push_back(std::move(u));
+	// A value beats any note for its (id, scope): a source may note a reason
+	// (THP mode "never") while the counters still moved in this interval
+	// (the mode changed mid-interval); reporting both would contradict.
+	std::set<std::pair<std::string, std::string>> valued;
+	for (const auto &m : out.metrics)
+		valued.insert({m.id, m.scope});
+	out.unavailable.erase(std::remove_if(out.unavailable.begin(), out.unavailable.end(),
+					     [&](const UnavailableNote &u) {
+						     return valued.count({u.id, u.scope}) != 0;
+					     }),
+			      out.unavailable.end());
 	std::set<std::string> with_value, with_note;
 	for (const auto &m : out.metrics)
 		with_value.insert(m.id);
@@ -265,6 +277,22 @@ Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std
 				 auto ra = order(a.id), rb = order(b.id);
 				 return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
 			 });
+	return out;
+}
+
+std::vector<std::string> interval_conflicts(const Interval &iv)
+{
+	std::vector<std::string> out;
+	std::map<std::pair<std::string, std::string>, int> values, notes;
+	for (const auto &m : iv.metrics)
+		if (++values[{m.id, m.scope}] == 2)
+			out.push_back(m.id + " " + m.scope + ": two values");
+	for (const auto &u : iv.unavailable)
+		if (++notes[{u.id, u.scope}] == 2)
+			out.push_back(u.id + " " + u.scope + ": unavailable twice");
+	for (const auto &note : notes)
+		if (values.count(note.first))
+			out.push_back(note.first.first + " " + note.first.second + ": a value and unavailable");
 	return out;
 }
 

@@ -35,4 +35,10 @@ struct Interval {
 Interval derive(const Snapshot &prev, const Snapshot &cur,
 		const std::vector<std::string> &claimed_ids);
 
+// What derive() guarantees of every Interval, checked: each (id, scope) has
+// at most one value, at most one unavailable note, and never both (a reader
+// must not be told "21.5" and "unavailable: ..." for the same thing). One
+// line per violation, naming the id and scope; empty when none. For tests.
+std::vector<std::string> interval_conflicts(const Interval &iv);
+
 } // namespace hwsig
