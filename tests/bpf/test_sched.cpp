@@ -47,16 +47,18 @@ void ping_pong_case(BpfAttach how)
 	// Almost every run follows a wakeup or a preemption we timed
 	// (the woken thread often preempts the waker before it blocks).
 	CHECK(counts->wait_us().total() >= 2u * kRounds * 95 / 100);
-	// The kernel's own count of the child's switches agrees: at least 2N,
-	// and as many involuntary ones as we saw (within 5%).
-	CHECK(report[0] + report[1] >= 2u * kRounds);
+	// The kernel's own count of the child's switches agrees: 2N, less the
+	// last switch-outs of the two threads, which can happen after the child
+	// took its rusage; and as many involuntary ones as we saw (within 5%).
+	CHECK(report[0] + report[1] >= 2u * kRounds - 2);
 	double diff = std::abs(static_cast<double>(counts->involuntary) - static_cast<double>(report[1]));
 	CHECK(diff <= 10.0 + 0.05 * static_cast<double>(report[1]));
 	auto p50 = percentile(counts->wait_us(), 0.5);
 	REQUIRE(p50);
 	// A woken thread runs within the round it was woken in: the median wait
-	// is below a round trip (times 2, the log2 slot's error bound).
-	CHECK(*p50 >= 0.0);
+	// is below a round trip (times 2, the log2 slot's error bound). The sum
+	// of the waits is checked both ways against schedstat in
+	// test_sched_truth.cpp.
 	CHECK(*p50 <= 2.0 * round_trip_us + 2.0);
 	// Selecting is what gives a process its counts.
 	collector.deselect(pid);
