@@ -4,8 +4,10 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <string_view>
 
 #include "commands.h"
 #include "interrupt.h"
@@ -26,8 +28,29 @@ struct StatOptions {
 	hwsig::RenderOptions render;
 };
 
+// HWSIG_CHECK_INTERVALS=1 (set by every test harness that runs hwsigctl):
+// an interval that names an id and scope twice, or both as a value and as
+// unavailable, is a bug in derive or a source; fail loudly instead of
+// printing it.
+void check_interval(const hwsig::Interval &iv)
+{
+	static const bool enabled = [] {
+		const char *env = std::getenv("HWSIG_CHECK_INTERVALS");
+		return env && *env && std::string_view(env) != "0";
+	}();
+	if (!enabled)
+		return;
+	auto conflicts = hwsig::interval_conflicts(iv);
+	if (conflicts.empty())
+		return;
+	for (const auto &c : conflicts)
+		std::fprintf(stderr, "hwsigctl stat: internal error: %s\n", c.c_str());
+	std::exit(70); // EX_SOFTWARE
+}
+
 void print_interval(const hwsig::Interval &iv, const StatOptions &o)
 {
+	check_interval(iv);
 	if (o.json)
 		std::printf("%s\n", hwsig::render_json(iv, o.render).c_str());
 	else
