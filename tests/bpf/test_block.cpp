@@ -10,18 +10,14 @@
 #include "hwsig/source_bpf.h"
 #include "hwsig/histogram.h"
 #include "hwsig/series.h"
+#include "require_root.h"
 #include "workloads.h"
 
 using namespace hwsig;
+using hwsig_test::require_root;
 using hwsig_test::LoopDevice;
 
 namespace {
-
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
 
 BlockCounts counts_of(const BlockCollector &collector, std::uint32_t dev)
 {

@@ -20,18 +20,14 @@
 #include "hwsig/fs.h"
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"
+#include "require_root.h"
 #include "workloads.h"
 
 using namespace hwsig;
+using hwsig_test::require_root;
 using hwsig_test::LoopDevice;
 
 namespace {
-
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
 
 double now_us()
 {

@@ -12,17 +12,14 @@
 #include <string>
 #include <thread>
 
+#include "require_root.h"
 #include "workloads.h"
 
 #ifdef HWSIGCTL_PATH
 
-namespace {
+using hwsig_test::require_root;
 
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
+namespace {
 
 struct Run {
 	int status = -1;

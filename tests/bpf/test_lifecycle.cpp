@@ -8,20 +8,16 @@
 #include <chrono>
 #include <thread>
 
+#include "require_root.h"
 #include "as_nobody.h"
 #include "block_collector.h"
 #include "hwsig/source_bpf.h"
 #include "sched_collector.h"
 
 using namespace hwsig;
+using hwsig_test::require_root;
 
 namespace {
-
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
 
 template <typename Next> std::size_t count_ids(Next next)
 {

@@ -11,18 +11,14 @@
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
+#include "require_root.h"
 #include "workloads.h"
 
 using namespace hwsig;
+using hwsig_test::require_root;
 using hwsig_test::Child;
 
 namespace {
-
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
 
 // The ping-pong test for one program set.
 void ping_pong_case(BpfAttach how)

@@ -14,18 +14,14 @@
 #include "hwsig/fs.h"
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"
+#include "require_root.h"
 #include "workloads.h"
 
 using namespace hwsig;
+using hwsig_test::require_root;
 using hwsig_test::Child;
 
 namespace {
-
-void require_root()
-{
-	if (geteuid() != 0)
-		FAIL("live BPF tests need root (CAP_BPF+CAP_PERFMON): run as root");
-}
 
 // The sum over a process's tasks of their schedstat, and whether every task
 // was asleep ('S') when read.
