@@ -22,6 +22,7 @@ namespace {
 struct StatOptions {
 	double interval = 1.0, duration = 0;
 	unsigned long count = 0; // 0: until Ctrl-C
+	long long count_arg = 0; // as typed: a negative count is refused, not wrapped
 	std::string format = "table", root = "/";
 	bool json = false;
 	bool no_bpf = false, no_kmod = false, no_pmu = false;
@@ -80,7 +81,7 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		("help,h", "this help")
 		("interval,i", po::value<double>(&o.interval)->default_value(1.0), "seconds between snapshots (0.01 .. 3600)")
 		("duration,d", po::value<double>(&o.duration), "stop after this many seconds")
-		("count,c", po::value<unsigned long>(&o.count), "stop after this many intervals")
+		("count,c", po::value<long long>(&o.count_arg), "stop after this many intervals")
 		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json (one object per line)")
 		("per-cpu,A", po::bool_switch(&o.render.per_cpu), "also show cpu:N scopes")
 		("vm", po::value<std::string>(&o.render.vm), "show this VM's scopes (name from 'hwsigctl vms') and the host's")
@@ -98,10 +99,18 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		return hwsigctl::usage_error("stat", "--interval must be between 0.01 and 3600 seconds");
 	if (vars.count("duration") && (!std::isfinite(o.duration) || o.duration <= 0))
 		return hwsigctl::usage_error("stat", "--duration must be a positive number of seconds");
-	if (vars.count("count") && o.count == 0)
+	if (vars.count("count") && o.count_arg < 1)
 		return hwsigctl::usage_error("stat", "--count must be at least 1");
+	if (vars.count("count"))
+		o.count = static_cast<unsigned long>(o.count_arg);
 	if (o.format != "table" && o.format != "json")
 		return hwsigctl::usage_error("stat", "--format must be 'table' or 'json', not '" + o.format + "'");
+	// A run shorter than one interval is one interval of that length.
+	if (vars.count("duration") && o.duration < o.interval) {
+		if (o.duration < 0.01)
+			return hwsigctl::usage_error("stat", "--duration must be at least 0.01 seconds");
+		o.interval = o.duration;
+	}
 	if (vars.count("duration") && !vars.count("count"))
 		o.count = static_cast<unsigned long>(std::max(1.0, std::round(o.duration / o.interval)));
 	o.json = o.format == "json";
@@ -177,7 +186,7 @@ int cmd_stat(const std::vector<std::string> &args)
 		prev = sampler.take();
 	if ((interrupted || (!o.json && done > 1)) && prev.mono_ns > first.mono_ns) {
 		auto iv = hwsig::derive(first, prev, claimed);
-		o.render.title = "summary of " + std::to_string(done) + " intervals";
+		o.render.title = "summary of " + std::to_string(done) + (done == 1 ? " interval" : " intervals");
 		o.render.summary = true;
 		print_interval(iv, o);
 	}

@@ -46,6 +46,20 @@ int usage_error(const std::string &cmd, const std::string &msg)
 	return 2;
 }
 
+namespace {
+
+// Whether the option spelt arg ("-c", "--count") takes a value.
+bool takes_value(const boost::program_options::options_description &all, const std::string &arg)
+{
+	// Boost keys long options by name ("count") and short ones as typed ("-c").
+	const bool long_name = arg.rfind("--", 0) == 0;
+	const std::string name = long_name ? arg.substr(2) : arg.substr(0, 2);
+	const auto *opt = all.find_nothrow(name, false);
+	return opt && opt->semantic()->max_tokens() > 0;
+}
+
+} // namespace
+
 std::optional<int> parse_command_line(const CommandLine &cl, const std::vector<std::string> &args,
 				      boost::program_options::variables_map &vars)
 {
@@ -55,10 +69,29 @@ std::optional<int> parse_command_line(const CommandLine &cl, const std::vector<s
 	try {
 		po::command_line_parser parser(args);
 		parser.options(all);
-		if (cl.positional)
-			parser.positional(*cl.positional);
+		// No positional arguments unless the command declares them: a
+		// stray word is refused, not silently ignored.
+		const po::positional_options_description none;
+		parser.positional(cl.positional ? *cl.positional : none);
 		po::store(parser.run(), vars);
 		po::notify(vars);
+	} catch (const po::too_many_positional_options_error &) {
+		// Boost's text names no word: name the first one it had no place for.
+		std::size_t allowed = cl.positional ? cl.positional->max_total_count() : 0;
+		std::size_t seen = 0;
+		for (std::size_t i = 0; i < args.size(); ++i) {
+			if (args[i].rfind("-", 0) == 0) {
+				// An option's value (--count 2) is not a positional word.
+				const bool bare = args[i].rfind("--", 0) == 0 ? args[i].find('=') == std::string::npos
+									     : args[i].size() == 2;
+				if (bare && i + 1 < args.size() && takes_value(all, args[i]))
+					++i;
+				continue;
+			}
+			if (++seen > allowed)
+				return usage_error(cl.cmd, "unexpected argument '" + args[i] + "'");
+		}
+		return usage_error(cl.cmd, "too many arguments");
 	} catch (const po::error &e) {
 		return usage_error(cl.cmd, e.what());
 	}
