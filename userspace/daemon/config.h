@@ -1,0 +1,42 @@
+// hwsigd's configuration: one option table for the command line, the
+// configuration file (/etc/hwsig/hwsigd.conf, "key = value") and --help;
+// Documentation/hwsigd.rst and the shipped hwsigd.conf list the same keys
+// (a test compares them).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hwsigd {
+
+struct Config {
+	std::string config_file = "/etc/hwsig/hwsigd.conf";
+	double interval = 1.0;                  // seconds between snapshots
+	std::string listen = "127.0.0.1:9863";  // /metrics; "none" serves no HTTP
+	bool per_cpu = false;                   // cpu="N" series in /metrics
+	std::string pmu = "kmod";               // kmod (perf fallback) | perf | off
+	std::vector<std::string> bpf = {"sched", "block", "vhost"}; // or {"none"}
+	unsigned history = 600;                 // intervals kept in memory
+	std::string socket = "/run/hwsig/hwsigd.sock"; // hwsigctl's local socket
+	std::string socket_group = "hwsig";     // may read the socket without root
+	std::string log_level = "info";         // error | warning | info | debug
+	std::string root = "/";                 // prefix for /proc and /sys (tests)
+};
+
+// Parses argv, then the configuration file it names (or the default one,
+// which may be absent); the command line wins. Returns the exit code when
+// the program ends here (--help, --version, a bad option or value: one line
+// on stderr naming the key and the problem, exit code 2).
+std::optional<int> parse_config(int argc, char **argv, Config &cfg);
+
+// Re-reads cfg.config_file over a copy of the command line's values, for
+// SIGHUP. Empty on success (out holds the new configuration), else the one
+// line that says why the file was refused.
+std::string reload_config(const Config &running, Config &out);
+
+// The option table as "key\tdefault\thelp" lines (--print-options): what
+// the documentation test compares with hwsigd.rst and hwsigd.conf.
+std::string option_table();
+
+} // namespace hwsigd
