@@ -84,6 +84,56 @@ def one_copy():
         d.close()
 
 
+def hist_through_daemon():
+    """hist bio -D through the daemon counts a known number of O_DIRECT
+    reads exactly, and loads nothing of its own."""
+    if not r.check("root (loop device, BPF)", root):
+        return
+    tmp = tempfile.mkdtemp()
+    img = os.path.join(tmp, "disk.img")
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", img], capture_output=True,
+                          text=True).stdout.strip()
+    d = Daemon(["--pmu", "off", "--bpf", "block", "--interval", "1"])
+    try:
+        if not r.check("loop device attached", loop.startswith("/dev/loop"), loop):
+            return
+        r.check("hwsigd ready", d.ready(60), d.log_text()[-300:])
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        hist = subprocess.Popen([HWSIGCTL, "hist", "bio", "-D", "4", "1"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        reads = 1500
+        subprocess.run(["dd", f"if={loop}", "of=/dev/null", "bs=4k", f"count={reads}", "iflag=direct"],
+                       capture_output=True, check=True)
+        held = bpf_programs_of(hist.pid)
+        out, err = hist.communicate(timeout=30)
+        name = os.path.basename(loop)
+        section = out.split(f"disk = {name}\n", 1)
+        total = 0
+        if len(section) == 2:
+            for line in section[1].splitlines():
+                if line.startswith("disk = "):
+                    break
+                parts = line.split(":")
+                if len(parts) >= 2 and "->" in parts[0]:
+                    total += int(parts[1].split("|")[0])
+        r.check(f"hist bio -D through hwsigd: {name} counts exactly the {reads} reads", total == reads,
+                f"counted {total}; stderr {err.strip()!r}")
+        r.check("hist through hwsigd holds no BPF program of its own", not held, f"holds {sorted(held)}")
+        p = subprocess.run([HWSIGCTL, "hist", "runq", "-p", "1", "0.2", "1"], env=env, capture_output=True,
+                           text=True, timeout=30)
+        r.check("hist runq -p through hwsigd: refused with the way out (--no-daemon)", p.returncode == 1 and
+                "--no-daemon" in p.stderr, p.stderr.strip())
+    finally:
+        d.stop()
+        d.close()
+        if loop.startswith("/dev/loop"):
+            subprocess.run(["losetup", "-d", loop])
+        shutil.rmtree(tmp)
+
+
 def group_access():
     """A member of the socket group reads without root; a non-member is told."""
     if not r.check("root (to switch user for the test)", root):
@@ -206,6 +256,7 @@ def source_fails_mid_run():
 
 
 one_copy()
+hist_through_daemon()
 group_access()
 kmod_refusal()
 source_fails_mid_run()
