@@ -163,12 +163,8 @@ bool Service::start()
 		kmod_ = std::make_unique<KmodOwnership>(cfg_);
 		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
 		claimed_ = sampler_->claimed_ids();
-		// Collectors attach on their first collect: READY comes after it.
-		{
-			std::lock_guard lock(sampler_mu_);
-			prev_ = sampler_->take();
-		}
-		kmod_->after_attach();
+		// Bind first: an address in use or a live daemon on the socket
+		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
 			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](std::string_view path, std::string_view accept) {
 				return route(exposition_, path, accept);
@@ -176,6 +172,12 @@ bool Service::start()
 		if (cfg_.socket != "none")
 			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
 							       [this](const std::string &r) { return answer_local(r); });
+		// Collectors attach on their first collect: READY comes after it.
+		{
+			std::lock_guard lock(sampler_mu_);
+			prev_ = sampler_->take();
+		}
+		kmod_->after_attach();
 	} catch (const std::exception &e) {
 		log(Level::Error, "%s", e.what());
 		return false;
