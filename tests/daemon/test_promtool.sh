@@ -1,0 +1,65 @@
+#!/bin/bash
+# The exposition of every fixture tree, both formats, with and without
+# per-CPU series: `promtool check metrics` must print nothing for the 0.0.4
+# text (it parses and lints: _total on counters only, base units, HELP...);
+# promtool 2.42 cannot read OpenMetrics, so that text gets check_openmetrics.py
+# (# EOF, family naming, UNIT, bucket structure). One ok/not ok per check.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+
+tool=$build/tests/unit/render-prometheus-fixture
+if [ ! -x "$tool" ]; then
+	cmake --build "$build" --target render-prometheus-fixture >/dev/null 2>&1 ||
+		{ not_ok "build render-prometheus-fixture in $build"; finish; exit 1; }
+fi
+if ! command -v promtool >/dev/null; then
+	not_ok "promtool not installed (apt-get install prometheus)"
+	finish
+	exit 1
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# promtool_clean FILE: exit 0 and no output at all.
+promtool_clean() {
+	local said
+	said=$(promtool check metrics <"$1" 2>&1) && [ -z "$said" ] && return 0
+	echo "promtool: $said" | head -5 >&2
+	return 1
+}
+om_sound() {
+	python3 "$here/check_openmetrics.py" <"$1" >&2
+}
+
+# The checkers themselves catch what they are meant to catch.
+printf '# HELP x_bytes Help.\n# TYPE x_bytes counter\nx_bytes 1\n' >"$out/bad.prom"
+check "promtool lints a counter without _total" bash -c "! promtool check metrics <'$out/bad.prom' >/dev/null 2>&1"
+printf '# TYPE x histogram\nx_bucket{le="1"} 2\nx_bucket{le="+Inf"} 3\nx_count 2\nx_sum 1\n# EOF\n' >"$out/bad.om"
+check "check_openmetrics.py refuses +Inf != _count" bash -c "! python3 '$here/check_openmetrics.py' <'$out/bad.om' >/dev/null"
+printf '# TYPE x gauge\nx 1\n' >"$out/noeof.om"
+check "check_openmetrics.py refuses a text without # EOF" bash -c "! python3 '$here/check_openmetrics.py' <'$out/noeof.om' >/dev/null"
+
+fixtures=$(find "$top/tests/unit/fixtures" -mindepth 2 -maxdepth 3 -type d \( -name proc -o -name sys \) \
+	-printf '%h\n' | sort -u)
+for f in $fixtures; do
+	name=${f#"$top/tests/unit/fixtures/"}
+	for extra in "" --synthetic; do
+		for pc in "" --per-cpu; do
+			tag="$name${extra:+ $extra}${pc:+ $pc}"
+			# shellcheck disable=SC2086
+			if "$tool" --root "$f" $extra $pc >"$out/p" 2>"$out/err"; then
+				check "promtool check metrics: $tag" promtool_clean "$out/p"
+			else
+				not_ok "render $tag: $(head -1 "$out/err")"
+			fi
+			# shellcheck disable=SC2086
+			if "$tool" --root "$f" $extra $pc --openmetrics >"$out/o" 2>"$out/err"; then
+				check "openmetrics structure: $tag" om_sound "$out/o"
+			else
+				not_ok "render $tag --openmetrics: $(head -1 "$out/err")"
+			fi
+		done
+	done
+done
+finish
