@@ -4,7 +4,7 @@
 # text (it parses and lints: _total on counters only, base units, HELP...);
 # promtool 2.42 cannot read OpenMetrics, so that text gets check_openmetrics.py
 # (# EOF, family naming, UNIT, bucket structure). One ok/not ok per check.
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -40,6 +40,7 @@ check "check_openmetrics.py refuses +Inf != _count" bash -c "! python3 '$here/ch
 printf '# TYPE x gauge\nx 1\n' >"$out/noeof.om"
 check "check_openmetrics.py refuses a text without # EOF" bash -c "! python3 '$here/check_openmetrics.py' <'$out/noeof.om' >/dev/null"
 
+n=0
 fixtures=$(find "$top/tests/unit/fixtures" -mindepth 2 -maxdepth 3 -type d \( -name proc -o -name sys \) \
 	-printf '%h\n' | sort -u)
 for f in $fixtures; do
@@ -50,6 +51,7 @@ for f in $fixtures; do
 			# shellcheck disable=SC2086
 			if "$tool" --root "$f" $extra $pc >"$out/p" 2>"$out/err"; then
 				check "promtool check metrics: $tag" promtool_clean "$out/p"
+				cp "$out/p" "$out/all.$((++n))"
 			else
 				not_ok "render $tag: $(head -1 "$out/err")"
 			fi
@@ -62,4 +64,16 @@ for f in $fixtures; do
 		done
 	done
 done
+# Every family the renderer produces (on any fixture, with the synthetic
+# series) is in the names table of Documentation/prometheus.rst;
+# hwsig_vm_<x> families are documented under hwsig_<x>.
+doc=$top/Documentation/prometheus.rst
+undocumented=$(cat "$out"/all.* | grep -oP '^# TYPE \K\S+' | sort -u |
+	grep -v -e '^hwsig_snapshots_total$' -e '^hwsig_render_fixture_root$' |
+	while read -r fam; do
+		base=$fam
+		[ "$fam" = hwsig_vm_info ] || base=${fam/#hwsig_vm_/hwsig_}
+		grep -q "^$base " "$doc" || echo "$fam"
+	done | tr '\n' ' ')
+check "every exported family is in prometheus.rst${undocumented:+ (missing: $undocumented)}" test -z "$undocumented"
 finish

@@ -2,7 +2,7 @@
 # Documentation/prometheus/rules.yml: `promtool check rules` (syntax, names)
 # and `promtool test rules` on rules_test.yml (hand-computed answers for
 # every recording rule). One ok/not ok each.
-# shellcheck source=lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 dir=$top/Documentation/prometheus
 
@@ -23,6 +23,6 @@ check "promtool test rules rules_test.yml" quiet bash -c "cd '$dir' && promtool 
 # Every rule is tested: each recorded name appears as an expr in the test.
 untested=$(grep -oP '^\s*- record: \K\S+' "$dir/rules.yml" | while read -r r; do
 	grep -q "expr: $r\$" "$dir/rules_test.yml" || echo "$r"
-done)
-check "every recording rule has a test${untested:+ (missing: $(echo $untested))}" test -z "$untested"
+done | tr '\n' ' ')
+check "every recording rule has a test${untested:+ (missing: $untested)}" test -z "$untested"
 finish
