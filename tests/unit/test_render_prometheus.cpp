@@ -495,3 +495,28 @@ TEST_CASE("prometheus: a 256-CPU, 8-node host stays small without per_cpu", "[re
 		sum += std::strtod(l.c_str() + l.rfind(' ') + 1, nullptr);
 	CHECK(sum == Approx(979.2));
 }
+
+TEST_CASE("prometheus: label values stay valid UTF-8", "[render_prometheus]")
+{
+	std::vector<Vm> vms(3);
+	vms[0] = {1, "caf\xc3\xa9", {}, {}, {}};        // valid two-byte sequence: kept
+	vms[1] = {2, "bad\xff", {}, {}, {}};            // not UTF-8: U+FFFD
+	vms[2] = {3, "trunc\xe2\x82", {}, {}, {}};      // truncated three-byte sequence
+	ExportInput in;
+	in.vms = &vms;
+	std::string t = render_prometheus(in, ExpositionFormat::Prometheus004);
+	CHECK(has_line(t, "hwsig_vm_info{vm=\"caf\xc3\xa9\",pid=\"1\"} 1"));
+	CHECK(has_line(t, "hwsig_vm_info{vm=\"bad\xef\xbf\xbd\",pid=\"2\"} 1"));
+	CHECK(has_line(t, "hwsig_vm_info{vm=\"trunc\xef\xbf\xbd\xef\xbf\xbd\",pid=\"3\"} 1"));
+}
+
+TEST_CASE("prometheus: label values that differ only in leading zeros are two series", "[render_prometheus]")
+{
+	Snapshot s;
+	s.add_counter(series::kIoReads, "dev:sd07", 1, "bpf");
+	s.add_counter(series::kIoReads, "dev:sd7", 2, "bpf");
+	std::string t = render(s);
+	CHECK(grep(t, "hwsig_block_reads_total{") ==
+	      std::vector<std::string>{"hwsig_block_reads_total{device=\"sd07\"} 1",
+				       "hwsig_block_reads_total{device=\"sd7\"} 2"});
+}

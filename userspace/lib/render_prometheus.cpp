@@ -166,9 +166,44 @@ std::string number(double v)
 	return std::string(buf, r.ptr);
 }
 
+// Length of the valid UTF-8 sequence at s[i], 0 if invalid (overlong,
+// surrogate, above U+10FFFF or truncated).
+std::size_t utf8_length(std::string_view s, std::size_t i)
+{
+	const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+	const unsigned char c = b(i);
+	if (c < 0x80)
+		return 1;
+	std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+	if (n == 0 || c > 0xF4 || i + n > s.size())
+		return 0;
+	for (std::size_t k = 1; k < n; ++k)
+		if ((b(i + k) & 0xC0) != 0x80)
+			return 0;
+	if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0) || (c == 0xF0 && b(i + 1) < 0x90) ||
+	    (c == 0xF4 && b(i + 1) >= 0x90))
+		return 0;
+	return n;
+}
+
+// Label values and HELP text: the escapes of the format, and every byte
+// that is not valid UTF-8 (a VM name from a command line, a sensor label)
+// as U+FFFD, because both formats require UTF-8 and Prometheus rejects the
+// whole scrape otherwise.
 void escape_into(std::string &out, std::string_view s, bool quote)
 {
-	for (char c : s) {
+	for (std::size_t i = 0; i < s.size(); ++i) {
+		const char c = s[i];
+		if (static_cast<unsigned char>(c) >= 0x80) {
+			std::size_t n = utf8_length(s, i);
+			if (n == 0) {
+				out += "\xEF\xBF\xBD";
+			} else {
+				out.append(s, i, n);
+				i += n - 1;
+			}
+			continue;
+		}
 		switch (c) {
 		case '\\': out += "\\\\"; break;
 		case '\n': out += "\\n"; break;
@@ -215,6 +250,7 @@ std::string label_text(const Labels &labels)
 // so cpu="2" sorts before cpu="10".
 std::string sort_key(const std::string &text)
 {
+	// The padded text, then the text itself: cpu="07" and cpu="7" stay apart.
 	std::string key;
 	for (std::size_t i = 0; i < text.size();) {
 		if (text[i] >= '0' && text[i] <= '9') {
@@ -229,6 +265,8 @@ std::string sort_key(const std::string &text)
 			key.push_back(text[i++]);
 		}
 	}
+	key.push_back('\0');
+	key += text;
 	return key;
 }
 
