@@ -316,8 +316,35 @@ public:
 		s += '\n';
 	}
 
+	// The buckets of one family: every series has the same ones.
+	struct Buckets {
+		std::vector<std::string> le; // finite bounds, as printed
+		std::vector<double> mid;     // per slot: its value in the _sum estimate
+	};
+
+	static Buckets buckets(Histogram::Layout layout, std::size_t slots, const HistSpec &spec)
+	{
+		Buckets b;
+		Histogram h;
+		h.layout = layout;
+		for (std::size_t i = 0; i < slots; ++i) {
+			auto [low, high] = h.slot_range(i);
+			const double lo = low * spec.scale / spec.div;
+			if (spec.open_last && i + 1 == slots) {
+				// Clamped slot: no upper bound, only in +Inf; its
+				// values count at the slot's lower bound in _sum.
+				b.mid.push_back(lo);
+				break;
+			}
+			const double le = high * spec.scale / spec.div - spec.step;
+			b.le.push_back(number(le));
+			b.mid.push_back((lo + le) / 2);
+		}
+		return b;
+	}
+
 	void histogram(const std::string &name, std::string_view help, const Labels &labels, const Histogram &h,
-		       std::size_t slots, const HistSpec &spec)
+		       const Buckets &b)
 	{
 		Family *f = family(name, Type::Histogram, help);
 		if (!f)
@@ -328,28 +355,20 @@ public:
 			return;
 		std::string &s = it->second;
 		const std::string prefix = name + "_bucket{" + lt + (lt.empty() ? "" : ",") + "le=\"";
+		s.reserve((prefix.size() + 16) * (b.le.size() + 1) + 2 * (name.size() + lt.size() + 32));
 		std::uint64_t cum = 0;
 		double sum = 0;
-		Histogram layout;
-		layout.layout = h.layout;
-		for (std::size_t i = 0; i < slots; ++i) {
-			std::uint64_t c = i < h.counts.size() ? h.counts[i] : 0;
+		for (std::size_t i = 0; i < b.mid.size(); ++i) {
+			const std::uint64_t c = i < h.counts.size() ? h.counts[i] : 0;
 			cum += c;
-			auto [low, high] = layout.slot_range(i);
-			const double lo = low * spec.scale / spec.div;
-			if (spec.open_last && i + 1 == slots) {
-				// Clamped slot: no upper bound, only in +Inf; its
-				// values count at the slot's lower bound in _sum.
-				sum += static_cast<double>(c) * lo;
-				break;
+			sum += static_cast<double>(c) * b.mid[i];
+			if (i < b.le.size()) {
+				s += prefix;
+				s += b.le[i];
+				s += "\"} ";
+				s += std::to_string(cum);
+				s += '\n';
 			}
-			const double le = high * spec.scale / spec.div - spec.step;
-			sum += static_cast<double>(c) * (lo + le) / 2;
-			s += prefix;
-			s += number(le);
-			s += "\"} ";
-			s += std::to_string(cum);
-			s += '\n';
 		}
 		std::string braces = lt.empty() ? "" : "{" + lt + "}";
 		s += prefix + "+Inf\"} " + std::to_string(cum) + "\n";
@@ -514,6 +533,8 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family)
 	Selected<P> out;
 	std::vector<std::pair<Labels, const P *>> system, breakdown;
 	for (const auto &[scope, point] : s.by_scope) {
+		if (!in.per_cpu && scope.rfind("cpu:", 0) == 0)
+			continue; // the common case on a big host: skip before any allocation
 		ScopeLabels sl = scope_labels(scope, in.vms);
 		switch (sl.kind) {
 		case ScopeKind::System: system.push_back({{}, &point}); break;
@@ -578,12 +599,14 @@ void add_histogram(Exposition &ex, const Spec &spec, const Series<Histogram> &s,
 		slots = std::max(slots, h.counts.size());
 	if (slots == 0)
 		return;
-	HistSpec hs = spec.hist;
 	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostDepth);
+	if (sel.host.empty() && sel.vm.empty())
+		return;
+	const auto b = Exposition::buckets(s.by_scope.begin()->second.layout, slots, spec.hist);
 	for (const auto &[labels, h] : sel.host)
-		ex.histogram(std::string("hwsig_") + spec.name, spec.help, labels, *h, slots, hs);
+		ex.histogram(std::string("hwsig_") + spec.name, spec.help, labels, *h, b);
 	for (const auto &[labels, h] : sel.vm)
-		ex.histogram(std::string("hwsig_vm_") + spec.name, spec.help, labels, *h, slots, hs);
+		ex.histogram(std::string("hwsig_vm_") + spec.name, spec.help, labels, *h, b);
 }
 
 } // namespace
