@@ -1,9 +1,12 @@
 #!/bin/bash
 # The exposition of every fixture tree, both formats, with and without
-# per-CPU series: `promtool check metrics` must print nothing for the 0.0.4
-# text (it parses and lints: _total on counters only, base units, HELP...);
-# promtool 2.42 cannot read OpenMetrics, so that text gets check_openmetrics.py
-# (# EOF, family naming, UNIT, bucket structure). One ok/not ok per check.
+# per-CPU series and with synthetic PMU/BPF series: `promtool check metrics`
+# must print nothing for the 0.0.4 text (it parses and lints: _total on
+# counters only, base units, HELP...); promtool 2.42 cannot read OpenMetrics,
+# so that text gets check_openmetrics.py (# EOF, family naming, UNIT, bucket
+# structure), and a real Prometheus server scrapes both formats once. Every
+# exported family must be in Documentation/prometheus.rst. One ok/not ok
+# per check; env HWSIG_BUILD is the build directory.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +67,51 @@ for f in $fixtures; do
 		done
 	done
 done
+# A real Prometheus server scrapes both formats (promtool cannot read
+# OpenMetrics; the server's parser is the one that matters): the target is
+# up, without a scrape error, and every sample line was ingested.
+# scrape FILE CONTENT-TYPE
+scrape() {
+	local file=$1 ctype=$2 port pport dir=$out/prom.$RANDOM spid ppid said=""
+	if ! command -v prometheus >/dev/null || ! command -v curl >/dev/null; then
+		echo "prometheus or curl not installed" >&2
+		return 1
+	fi
+	port=$(free_port) pport=$(free_port)
+	mkdir -p "$dir"
+	python3 "$here/serve_file.py" "$port" "$file" "$ctype" & spid=$!
+	printf 'global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: hwsig\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
+		"$port" >"$dir/prom.yml"
+	prometheus --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/data" \
+		--web.listen-address="127.0.0.1:$pport" >"$dir/log" 2>&1 & ppid=$!
+	local api="http://127.0.0.1:$pport/api/v1" want got="" tries=0
+	want=$(grep -vc '^#' "$file")
+	# Up to 20 s for the server to start and scrape once.
+	while [ $((tries += 1)) -le 40 ]; do
+		sleep 0.5
+		said=$(curl -sf "$api/targets" | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["data"]["activeTargets"]
+print(t[0]["health"] + " " + t[0]["lastError"] if t else "none")' 2>/dev/null) || continue
+		case $said in none | unknown*) continue ;; esac
+		got=$(curl -sf "$api/query?query=scrape_samples_scraped" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else "")' 2>/dev/null)
+		[ -n "$got" ] && break
+	done
+	kill "$ppid" "$spid" 2>/dev/null
+	wait "$ppid" "$spid" 2>/dev/null
+	[ "$said" = "up " ] && [ "$got" = "$want" ] && return 0
+	echo "target: '$said', samples scraped: $got of $want" >&2
+	return 1
+}
+"$tool" --root "$top/tests/unit/fixtures/kvm-host" --synthetic --per-cpu --openmetrics >"$out/scrape.om"
+"$tool" --root "$top/tests/unit/fixtures/kvm-host" --synthetic --per-cpu >"$out/scrape.prom"
+check "prometheus scrapes the OpenMetrics text" scrape "$out/scrape.om" \
+	"application/openmetrics-text; version=1.0.0; charset=utf-8"
+check "prometheus scrapes the 0.0.4 text" scrape "$out/scrape.prom" "text/plain; version=0.0.4; charset=utf-8"
+
 # Every family the renderer produces (on any fixture, with the synthetic
 # series) is in the names table of Documentation/prometheus.rst;
 # hwsig_vm_<x> families are documented under hwsig_<x>.
