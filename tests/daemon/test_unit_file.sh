@@ -127,7 +127,7 @@ for line in sys.stdin:
 stat_as() { # LIST, or "root": this shell's own capabilities
 	local run=(with_caps "$1")
 	[ "$1" = root ] && run=()
-	"${run[@]}" timeout 60 "$HWSIGCTL" stat --count 1 --interval 0.5 --format json -v 2>/dev/null | summary
+	"${run[@]}" timeout 60 "$HWSIGCTL" stat --no-daemon --count 1 --interval 0.5 --format json -v 2>/dev/null | summary
 }
 stat_as root >"$tmp/stat.full"
 stat_as "$caps" >"$tmp/stat.unit"
@@ -151,6 +151,108 @@ if grep -q '^VALUE sched.runq_wait_p50_us system' "$tmp/stat.unit"; then
 	done
 else
 	not_ok "sched.runq_wait_p50_us not measured under the unit's set: cannot test CAP_BPF/CAP_PERFMON"
+fi
+
+# hwsigd itself, started as the unit starts it: root with the unit's bounding
+# set, the unit's group as its primary group (Group=; a test group here, with
+# --socket-group naming it), no CAP_CHOWN. It must get ready, ping the
+# watchdog, make the socket 0660 of that group, export the same series and
+# unavailable reasons as hwsigd run with every capability, log no EPERM, and
+# exit 0 on SIGTERM.
+cat >"$tmp/run_as_unit.py" <<'PYEOF'
+import grp, os, re, signal, subprocess, sys, tempfile, time, urllib.request
+sys.path.insert(0, os.path.join(sys.argv[1], "tests", "daemon"))
+from daemon_harness import HWSIGD, Notify, free_port
+caps, group, out = sys.argv[2], sys.argv[3], sys.argv[4]
+d = tempfile.mkdtemp(prefix="hwsigd-unit-")
+os.chmod(d, 0o755)
+notify = Notify(d)
+port = free_port()
+sock = os.path.join(d, "hwsigd.sock")
+env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000")
+wrap = [] if caps == "root" else ["setpriv", "--bounding-set=-all," + caps, "--inh-caps=-all",
+                                  "--regid=" + group, "--clear-groups", "--"]
+log = open(os.path.join(d, "log"), "w")
+p = subprocess.Popen(wrap + [HWSIGD, "--config", "/dev/null", "--listen", f"127.0.0.1:{port}",
+                             "--socket", sock, "--socket-group", group], env=env, stdout=log, stderr=log)
+res = {}
+res["ready"] = notify.wait_for("READY=1", 60)
+res["watchdog"] = notify.wait_for("WATCHDOG=1", 5)
+st = os.stat(sock) if os.path.exists(sock) else None
+res["socket"] = bool(st) and (st.st_mode & 0o777) == 0o660 and st.st_gid == grp.getgrnam(group).gr_gid
+time.sleep(2.5)  # a couple of intervals
+try:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+except Exception:
+    text = ""
+series = set()
+for line in text.splitlines():
+    if not line or line.startswith("#"):
+        continue
+    name = re.split(r"[{ ]", line, maxsplit=1)[0]
+    # unavailable series with their labels (metric, scope, reason); others by name
+    series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
+# What the daemon measured, read through its socket as hwsigctl reads it:
+# every id and scope with a value, every unavailable one with its reason
+# ("no data in this interval" counts as measured: I/O may not happen).
+import json
+ctl = subprocess.run([os.path.join(os.path.dirname(HWSIGD), "hwsigctl"), "stat", "--format", "json", "-v",
+                      "-c", "1", "-i", "0.5"], env=dict(os.environ, HWSIG_SOCKET=sock),
+                     capture_output=True, text=True, timeout=60)
+for line in ctl.stdout.splitlines():
+    snap = json.loads(line)
+    for m in snap.get("metrics", []):
+        series.add(f"VALUE {m['id']} {m['scope']}")
+    for m in snap.get("unavailable", []):
+        if m["reason"].startswith("no data in this interval"):
+            series.add(f"VALUE {m['id']} {m['scope']}")
+        else:
+            series.add(f"{m['id']} {m['scope']} {m['reason']}")
+res["socket_read"] = ctl.returncode == 0 and bool(ctl.stdout)
+open(out, "w").write("".join(sorted(x + "\n" for x in series)))
+p.send_signal(signal.SIGTERM)
+try:
+    res["exit0"] = p.wait(5) == 0
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+    res["exit0"] = False
+log.close()
+logtext = open(os.path.join(d, "log")).read()
+res["no_eperm"] = "Operation not permitted" not in logtext and "EPERM" not in logtext
+for k, v in res.items():
+    print(f"{k}={'yes' if v else 'no'}")
+sys.stderr.write(logtext[-2000:])
+subprocess.run(["rm", "-rf", d])
+PYEOF
+group=hwsig-unit-test
+created_group=
+if ! getent group "$group" >/dev/null; then groupadd --system "$group" && created_group=1; fi
+python3 "$tmp/run_as_unit.py" "$top" root "$group" "$tmp/series.root" >"$tmp/d.root" 2>"$tmp/d.root.log"
+python3 "$tmp/run_as_unit.py" "$top" "$caps" "$group" "$tmp/series.unit" >"$tmp/d.unit" 2>"$tmp/d.unit.log"
+python3 "$tmp/run_as_unit.py" "$top" "$(without bpf sys_admin)" "$group" "$tmp/series.nobpf" >/dev/null 2>&1
+[ -n "$created_group" ] && groupdel "$group"
+as_unit() { grep -qx "$1=yes" "$tmp/d.unit"; }
+check "hwsigd as the unit runs it: READY=1" as_unit ready
+check "hwsigd as the unit runs it: WATCHDOG=1 pings" as_unit watchdog
+check "hwsigd as the unit runs it: socket 0660, group of Group= (no CAP_CHOWN)" as_unit socket
+check "hwsigd as the unit runs it: SIGTERM, exit 0" as_unit exit0
+check "hwsigd as the unit runs it: no EPERM in its log" as_unit no_eperm
+check "hwsigd as the unit runs it: hwsigctl reads it through the socket" as_unit socket_read
+if [ -s "$tmp/series.root" ] && cmp -s "$tmp/series.root" "$tmp/series.unit"; then
+	ok "hwsigd as the unit runs it measures what it measures with every capability ($(grep -c '^VALUE' "$tmp/series.unit") values, $(grep -vc '^VALUE' "$tmp/series.unit") other lines: /metrics names, unavailable reasons)"
+else
+	not_ok "hwsigd as the unit runs it measures differently from hwsigd with every capability"
+	diff "$tmp/series.root" "$tmp/series.unit" | head -20 | sed 's/^/    /'
+fi
+# The comparison can tell: without CAP_BPF (and CAP_SYS_ADMIN) it differs.
+if [ -s "$tmp/series.nobpf" ] && ! cmp -s "$tmp/series.root" "$tmp/series.nobpf"; then
+	ok "hwsigd without CAP_BPF measures less (the comparison above can fail)"
+else
+	not_ok "hwsigd without CAP_BPF measures the same: the comparison proves nothing"
+fi
+if ! as_unit ready || ! as_unit no_eperm; then
+	tail -8 "$tmp/d.unit.log" | sed 's/^/    log: /'
 fi
 
 # CAP_SYS_ADMIN: libbpf enumerates module BTF (vhost, vhost_net) with
