@@ -155,15 +155,69 @@ fi
 
 # hwsigd itself, started as the unit starts it: root with the unit's bounding
 # set, the unit's group as its primary group (Group=; a test group here, with
-# --socket-group naming it), no CAP_CHOWN. It must get ready, ping the
+# --socket-group naming it), no CAP_CHOWN, under the unit's system call
+# filter. It must get ready, ping the
 # watchdog, make the socket 0660 of that group, export the same series and
 # unavailable reasons as hwsigd run with every capability, log no EPERM, and
 # exit 0 on SIGTERM.
+# The unit's SystemCallFilter= too: an allow-list built from the same
+# groups (systemd-analyze syscall-filter), EPERM for the rest, as
+# SystemCallErrorNumber=EPERM; applied last, right before hwsigd's execve.
+cat >"$tmp/seccomp_exec.py" <<'PYEOF'
+# seccomp_exec.py SPEC -- PROGRAM ARGS...: exec PROGRAM under a seccomp
+# allow-list built like systemd's SystemCallFilter=SPEC (groups from
+# `systemd-analyze syscall-filter`, names), every other system call failing
+# with EPERM (SystemCallErrorNumber=EPERM). libseccomp through ctypes.
+import ctypes, errno, os, subprocess, sys
+spec = sys.argv[1].split()
+argv = sys.argv[sys.argv.index("--") + 1:]
+groups, cur = {}, None
+for line in subprocess.run(["systemd-analyze", "syscall-filter"], capture_output=True, text=True).stdout.splitlines():
+    if line.startswith("@"):
+        cur = groups.setdefault(line.strip(), [])
+    elif line.startswith("    ") and not line.strip().startswith("#") and cur is not None:
+        cur.append(line.strip())
+def expand(item, seen):
+    if not item.startswith("@"):
+        return {item}
+    if item in seen:
+        return set()
+    seen.add(item)
+    out = set()
+    for x in groups[item]:
+        out |= expand(x, seen)
+    return out
+names = set()
+for item in spec:
+    names |= expand(item, set())
+names |= expand("@default", set())  # systemd always permits these
+lib = ctypes.CDLL("libseccomp.so.2")
+lib.seccomp_init.restype = ctypes.c_void_p
+lib.seccomp_init.argtypes = [ctypes.c_uint32]
+lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+lib.seccomp_load.argtypes = [ctypes.c_void_p]
+lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+SCMP_ACT_ALLOW = 0x7fff0000
+SCMP_ACT_ERRNO = lambda e: 0x00050000 | (e & 0xffff)
+ctx = lib.seccomp_init(SCMP_ACT_ERRNO(errno.EPERM))
+allowed = 0
+for n in sorted(names):
+    nr = lib.seccomp_syscall_resolve_name(n.encode())
+    if nr < 0:
+        continue  # not a system call of this architecture
+    if lib.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) == 0:
+        allowed += 1
+rc = lib.seccomp_load(ctx)
+if rc != 0:
+    sys.exit(f"seccomp_load: {os.strerror(-rc)}")
+os.execv(argv[0], argv)
+PYEOF
 cat >"$tmp/run_as_unit.py" <<'PYEOF'
 import grp, os, re, signal, subprocess, sys, tempfile, time, urllib.request
 sys.path.insert(0, os.path.join(sys.argv[1], "tests", "daemon"))
 from daemon_harness import HWSIGD, Notify, free_port
 caps, group, out = sys.argv[2], sys.argv[3], sys.argv[4]
+syscall_filter = sys.argv[5] if len(sys.argv) > 5 else ""
 d = tempfile.mkdtemp(prefix="hwsigd-unit-")
 os.chmod(d, 0o755)
 notify = Notify(d)
@@ -172,6 +226,8 @@ sock = os.path.join(d, "hwsigd.sock")
 env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC="2000000")
 wrap = [] if caps == "root" else ["setpriv", "--bounding-set=-all," + caps, "--inh-caps=-all",
                                   "--regid=" + group, "--clear-groups", "--"]
+if syscall_filter:
+    wrap += [sys.executable, os.path.join(os.path.dirname(out), "seccomp_exec.py"), syscall_filter, "--"]
 log = open(os.path.join(d, "log"), "w")
 p = subprocess.Popen(wrap + [HWSIGD, "--config", "/dev/null", "--listen", f"127.0.0.1:{port}",
                              "--socket", sock, "--socket-group", group], env=env, stdout=log, stderr=log)
@@ -229,8 +285,10 @@ group=hwsig-unit-test
 created_group=
 if ! getent group "$group" >/dev/null; then groupadd --system "$group" && created_group=1; fi
 python3 "$tmp/run_as_unit.py" "$top" root "$group" "$tmp/series.root" >"$tmp/d.root" 2>"$tmp/d.root.log"
-python3 "$tmp/run_as_unit.py" "$top" "$caps" "$group" "$tmp/series.unit" >"$tmp/d.unit" 2>"$tmp/d.unit.log"
+syscall_filter=$(grep '^SystemCallFilter=' "$unit" | tail -1 | cut -d= -f2-)
+python3 "$tmp/run_as_unit.py" "$top" "$caps" "$group" "$tmp/series.unit" "$syscall_filter" >"$tmp/d.unit" 2>"$tmp/d.unit.log"
 python3 "$tmp/run_as_unit.py" "$top" "$(without bpf sys_admin)" "$group" "$tmp/series.nobpf" >/dev/null 2>&1
+python3 "$tmp/run_as_unit.py" "$top" "$caps" "$group" "$tmp/series.nobpfcall" "@system-service" >/dev/null 2>&1
 [ -n "$created_group" ] && groupdel "$group"
 as_unit() { grep -qx "$1=yes" "$tmp/d.unit"; }
 check "hwsigd as the unit runs it: READY=1" as_unit ready
@@ -250,6 +308,11 @@ if [ -s "$tmp/series.nobpf" ] && ! cmp -s "$tmp/series.root" "$tmp/series.nobpf"
 	ok "hwsigd without CAP_BPF measures less (the comparison above can fail)"
 else
 	not_ok "hwsigd without CAP_BPF measures the same: the comparison proves nothing"
+fi
+if [ -s "$tmp/series.nobpfcall" ] && ! cmp -s "$tmp/series.root" "$tmp/series.nobpfcall"; then
+	ok "hwsigd under a filter without bpf() measures less (the filter above is really applied)"
+else
+	not_ok "hwsigd under a filter without bpf() measures the same: the filter emulation proves nothing"
 fi
 if ! as_unit ready || ! as_unit no_eperm; then
 	tail -8 "$tmp/d.unit.log" | sed 's/^/    log: /'
