@@ -109,20 +109,23 @@ for c in $unit_caps; do
 done
 
 # summary: one line per metric (VALUE id scope) or unavailable (id scope
-# reason). "no data in this interval" (no block I/O in those 0.5 s) is a
-# measured metric too: whether I/O happened is not the capability's doing.
+# reason). "no data/events in this interval" (no block I/O in those 0.5 s)
+# is a measured metric too: whether I/O happened is not the capability's
+# doing; and io.* are compared by id, as devices of other tests come and go.
 summary() {
 	python3 -c '
 import json, sys
 for line in sys.stdin:
     d = json.loads(line)
+    def value(m):  # block devices come and go with other tests: io.* by id
+        print("VALUE", m["id"], "" if m["id"].startswith("io.") else m["scope"])
     for m in d["metrics"]:
-        print("VALUE", m["id"], m["scope"])
+        value(m)
     for m in d["unavailable"]:
-        if m["reason"].startswith("no data in this interval"):
-            print("VALUE", m["id"], m["scope"])
+        if m["reason"].startswith(("no data in this interval", "no events in this interval")):
+            value(m)
         else:
-            print(m["id"], m["scope"], m["reason"])' | sort
+            print(m["id"], m["scope"], m["reason"])' | sort -u
 }
 stat_as() { # LIST, or "root": this shell's own capabilities
 	local run=(with_caps "$1")
@@ -250,18 +253,20 @@ for line in text.splitlines():
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
 # every id and scope with a value, every unavailable one with its reason
-# ("no data in this interval" counts as measured: I/O may not happen).
+# (normalized as summary() above does).
 import json
 ctl = subprocess.run([os.path.join(os.path.dirname(HWSIGD), "hwsigctl"), "stat", "--format", "json", "-v",
                       "-c", "1", "-i", "0.5"], env=dict(os.environ, HWSIG_SOCKET=sock),
                      capture_output=True, text=True, timeout=60)
+def value(m):  # block devices come and go with other tests: io.* by id
+    series.add(f"VALUE {m['id']} " + ("" if m["id"].startswith("io.") else m["scope"]))
 for line in ctl.stdout.splitlines():
     snap = json.loads(line)
     for m in snap.get("metrics", []):
-        series.add(f"VALUE {m['id']} {m['scope']}")
+        value(m)
     for m in snap.get("unavailable", []):
-        if m["reason"].startswith("no data in this interval"):
-            series.add(f"VALUE {m['id']} {m['scope']}")
+        if m["reason"].startswith(("no data in this interval", "no events in this interval")):
+            value(m)
         else:
             series.add(f"{m['id']} {m['scope']} {m['reason']}")
 res["socket_read"] = ctl.returncode == 0 and bool(ctl.stdout)
