@@ -142,6 +142,7 @@ private:
 	void watchdog(std::uint64_t now);
 
 	Config cfg_;
+	std::mutex history_mu_; // the loop adds, the local socket reads
 	History history_;
 	std::mutex sampler_mu_; // the loop and the local socket both take snapshots
 	std::unique_ptr<hwsig::Sampler> sampler_;
@@ -162,12 +163,8 @@ bool Service::start()
 		kmod_ = std::make_unique<KmodOwnership>(cfg_);
 		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
 		claimed_ = sampler_->claimed_ids();
-		// Collectors attach on their first collect: READY comes after it.
-		{
-			std::lock_guard lock(sampler_mu_);
-			prev_ = sampler_->take();
-		}
-		kmod_->after_attach();
+		// Bind first: an address in use or a live daemon on the socket
+		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
 			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](std::string_view path, std::string_view accept) {
 				return route(exposition_, path, accept);
@@ -175,6 +172,12 @@ bool Service::start()
 		if (cfg_.socket != "none")
 			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
 							       [this](const std::string &r) { return answer_local(r); });
+		// Collectors attach on their first collect: READY comes after it.
+		{
+			std::lock_guard lock(sampler_mu_);
+			prev_ = sampler_->take();
+		}
+		kmod_->after_attach();
 	} catch (const std::exception &e) {
 		log(Level::Error, "%s", e.what());
 		return false;
@@ -189,13 +192,17 @@ std::string Service::answer_local(const std::string &request)
 		hwsig::Snapshot s = sampler_->take();
 		return hwsig::encode_snapshot(s, sampler_->vms(), claimed_);
 	}
+	if (request == "history") {
+		std::lock_guard lock(history_mu_);
+		return encode_history(history_);
+	}
 	if (request == "status") {
 		char buf[128];
 		std::snprintf(buf, sizeof(buf), "hwsigd\t%s\t%d\t%d\t%g\n", HWSIG_VERSION, getpid(),
 			      kmod_ && kmod_->uses_module() ? 1 : 0, cfg_.interval);
 		return buf;
 	}
-	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, status)\n";
+	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, status)\n";
 }
 
 void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
@@ -224,8 +231,11 @@ void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
 			   false, {}, lateness_s_});
 	p->self.push_back({"hwsig_snapshot_lateness_max_seconds", "The latest any snapshot started since hwsigd started",
 			   false, {}, lateness_max_s_});
-	p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
-			   static_cast<double>(history_.size())});
+	{
+		std::lock_guard lock(history_mu_);
+		p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
+				   static_cast<double>(history_.size())});
+	}
 	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
 	for (auto &m : kmod_->self_metrics())
 		p->self.push_back(std::move(m));
@@ -245,7 +255,10 @@ void Service::tick(std::uint64_t deadline)
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
 	hwsig::Interval iv = hwsig::derive(*prev_, cur, claimed_);
-	history_.add(iv, cfg_.per_cpu);
+	{
+		std::lock_guard lock(history_mu_);
+		history_.add(iv, cfg_.per_cpu);
+	}
 	publish(cur, iv);
 	prev_ = std::move(cur);
 }
@@ -273,7 +286,10 @@ void Service::reload()
 		cfg_.per_cpu = fresh.per_cpu;
 		cfg_.history = fresh.history;
 		cfg_.log_level = fresh.log_level;
-		history_.set_capacity(cfg_.history);
+		{
+			std::lock_guard lock(history_mu_);
+			history_.set_capacity(cfg_.history);
+		}
 		set_log_level(cfg_.log_level);
 		log(Level::Info, "SIGHUP: configuration re-read (interval %g s, per-cpu %s, history %u)", cfg_.interval,
 		    cfg_.per_cpu ? "true" : "false", cfg_.history);
