@@ -249,7 +249,14 @@ for line in text.splitlines():
     if not line or line.startswith("#"):
         continue
     name = re.split(r"[{ ]", line, maxsplit=1)[0]
+    # Block families exist once a device has done I/O since the programs
+    # attached: that depends on the moment, not on the capabilities.
+    if name.startswith(("hwsig_block_", "hwsig_vhost_", "hwsig_vm_")):
+        continue
     # unavailable series with their labels (metric, scope, reason); others by name
+    if name == "hwsig_unavailable" and ('reason="no data in this interval"' in line or
+                                        'reason="no events in this interval"' in line):
+        continue  # idle this interval or not: the moment, not the capabilities
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
 # every id and scope with a value, every unavailable one with its reason
