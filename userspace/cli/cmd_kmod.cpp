@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "commands.h"
+#include "snapshot_feed.h"
+#include "hwsig/daemon_client.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/kmod.h"
@@ -322,9 +324,35 @@ struct KmodOptions {
 	double interval = HWSIG_DEFAULT_INTERVAL_NS / 1e9;
 	std::optional<std::uint32_t> ring_records; // start: module default when unset
 	std::string events, root = "/";
-	bool per_cpu = false, dry_run = false;
+	bool per_cpu = false, dry_run = false, force = false;
 	unsigned last = 5;
 };
+
+// start and stop change what hwsigd samples: refused while a daemon uses
+// the module, unless forced. Returns the exit code when refused.
+std::optional<int> refuse_under_daemon(const KmodOptions &o)
+{
+	if (o.force || o.dry_run)
+		return std::nullopt;
+	try {
+		auto client = hwsig::DaemonClient::connect_if_running(hwsigctl::daemon_socket_path());
+		if (!client)
+			return std::nullopt;
+		auto st = client->status();
+		if (!st.owns_kmod)
+			return std::nullopt;
+		std::fprintf(stderr,
+			     "hwsigctl kmod %s: hwsigd (pid %d) samples hwsig.ko: %s it would change what the "
+			     "service exports; stop hwsigd first, or pass --force\n",
+			     o.sub.c_str(), st.pid, o.sub == "stop" ? "stopping" : "reconfiguring");
+		return 1;
+	} catch (const hwsig::Error &e) {
+		// A daemon we cannot ask: refuse rather than guess.
+		std::fprintf(stderr, "hwsigctl kmod %s: %s (pass --force to go ahead anyway)\n", o.sub.c_str(),
+			     e.what());
+		return 1;
+	}
+}
 
 // Parses the options after the subcommand into o; returns the exit code
 // when the command ends here (--help, a bad command line).
@@ -342,6 +370,7 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 		 "PMU's event becomes one event per CPU of its cpumask); "
 		 "default: the cpu.* set, or software events where there is no core PMU")
 		("dry-run", po::bool_switch(&o.dry_run), "start: print the configuration, send nothing")
+		("force", po::bool_switch(&o.force), "start, stop: even while hwsigd samples the module")
 		("per-cpu,A", po::bool_switch(&o.per_cpu), "status: one line per event and CPU")
 		("last,n", po::value<unsigned>(&o.last), "records: newest records shown per CPU (default 5)");
 	po::options_description hidden;
@@ -353,7 +382,8 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 		return vars.count(opt) && o.sub != which;
 	};
 	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
-	    (o.per_cpu && o.sub != "status") || (o.dry_run && o.sub != "start") || only_for("last", "records"))
+	    (o.per_cpu && o.sub != "status") || (o.dry_run && o.sub != "start") || only_for("last", "records") ||
+	    (o.force && o.sub != "start" && o.sub != "stop"))
 		return hwsigctl::usage_error("kmod", "option not valid for 'kmod " + o.sub + "'");
 	if (vars.count("ring-records"))
 		o.ring_records = ring_records;
@@ -392,13 +422,18 @@ int cmd_kmod(const std::vector<std::string> &args)
 		return do_info(o.root);
 	if (o.sub == "status")
 		return do_status(o.per_cpu);
-	if (o.sub == "stop")
+	if (o.sub == "stop") {
+		if (auto refused = refuse_under_daemon(o))
+			return *refused;
 		return do_stop();
+	}
 	if (o.sub == "records")
 		return do_records(o.root, o.last);
 	if (o.sub == "start") {
 		if (auto bad = check_start_options(o))
 			return *bad;
+		if (auto refused = refuse_under_daemon(o))
+			return *refused;
 		return do_start(o.root, o.interval, o.ring_records, o.events, o.dry_run);
 	}
 	return usage_error("kmod", "unknown subcommand '" + o.sub + "' (info, status, start, stop, records)");

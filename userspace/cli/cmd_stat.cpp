@@ -13,7 +13,8 @@
 #include "interrupt.h"
 #include "hwsig/derive.h"
 #include "hwsig/render.h"
-#include "hwsig/sampler.h"
+#include "hwsig/error.h"
+#include "snapshot_feed.h"
 
 namespace po = boost::program_options;
 
@@ -25,7 +26,7 @@ struct StatOptions {
 	long long count_arg = 0; // as typed: a negative count is refused, not wrapped
 	std::string format = "table", root = "/";
 	bool json = false;
-	bool no_bpf = false, no_kmod = false, no_pmu = false;
+	bool no_bpf = false, no_kmod = false, no_pmu = false, no_daemon = false;
 	hwsig::RenderOptions render;
 };
 
@@ -76,7 +77,9 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 					"Samples every layer each interval and prints the metrics of the\n"
 					"catalog (Documentation/metrics.rst); what cannot be measured here\n"
 					"is listed as unavailable with the reason. Ctrl-C prints the summary\n"
-					"so far.\n\noptions");
+					"so far. While hwsigd runs, its collectors are read (no second copy\n"
+					"of any BPF program is loaded, hwsig.ko is left as it is); --no-bpf,\n"
+					"--no-kmod, --no-pmu and --no-daemon sample in this process instead.\n\noptions");
 	visible.add_options()
 		("help,h", "this help")
 		("interval,i", po::value<double>(&o.interval)->default_value(1.0), "seconds between snapshots (0.01 .. 3600)")
@@ -88,7 +91,9 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		("verbose,v", po::bool_switch(&o.render.verbose), "show sources, notes and every unavailable scope")
 		("no-bpf", po::bool_switch(&o.no_bpf), "do not attach BPF collectors")
 		("no-kmod", po::bool_switch(&o.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
-		("no-pmu", po::bool_switch(&o.no_pmu), "do not program hardware counters at all");
+		("no-pmu", po::bool_switch(&o.no_pmu), "do not program hardware counters at all")
+		("no-daemon", po::bool_switch(&o.no_daemon),
+		 "sample in this process even while hwsigd runs (loads its own collectors)");
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /proc and /sys (tests)");
 
@@ -117,7 +122,7 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 	return std::nullopt;
 }
 
-bool has_vm(const hwsig::Sampler &sampler, const std::string &name)
+bool has_vm(const hwsigctl::SnapshotFeed &sampler, const std::string &name)
 {
 	for (const auto &v : sampler.vms())
 		if (v.name == name)
@@ -127,7 +132,7 @@ bool has_vm(const hwsig::Sampler &sampler, const std::string &name)
 
 // Prints an interval every o.interval until o.count or Ctrl-C; returns
 // how many it printed, prev the last snapshot taken.
-unsigned long interval_loop(hwsig::Sampler &sampler, const std::vector<std::string> &claimed, StatOptions &o,
+unsigned long interval_loop(hwsigctl::SnapshotFeed &sampler, const std::vector<std::string> &claimed, StatOptions &o,
 			    hwsig::Snapshot &prev)
 {
 	struct timespec deadline;
@@ -151,18 +156,28 @@ unsigned long interval_loop(hwsig::Sampler &sampler, const std::vector<std::stri
 
 namespace hwsigctl {
 
-int cmd_stat(const std::vector<std::string> &args)
+static int cmd_stat_run(const std::vector<std::string> &args)
 {
 	StatOptions o;
 	if (auto done = parse_stat_options(args, o))
 		return *done;
 
-	hwsig::SourceOptions src;
-	src.root = o.root;
-	src.bpf = !o.no_bpf;
-	src.kmod = !o.no_kmod;
-	src.pmu = !o.no_pmu;
-	hwsig::Sampler sampler(hwsig::default_sources(src), o.root);
+	FeedOptions feed;
+	feed.sources.root = o.root;
+	feed.sources.bpf = !o.no_bpf;
+	feed.sources.kmod = !o.no_kmod;
+	feed.sources.pmu = !o.no_pmu;
+	feed.use_daemon = !(o.no_daemon || o.no_bpf || o.no_kmod || o.no_pmu);
+	std::unique_ptr<SnapshotFeed> source;
+	try {
+		source = open_feed(feed);
+	} catch (const hwsig::Error &e) {
+		std::fprintf(stderr, "hwsigctl stat: %s\n", e.what());
+		return 1;
+	}
+	SnapshotFeed &sampler = *source;
+	if (o.render.verbose)
+		std::fprintf(stderr, "hwsigctl stat: snapshots from %s\n", sampler.origin().c_str());
 	const auto claimed = sampler.claimed_ids();
 
 	install_stop_handlers();
@@ -191,6 +206,17 @@ int cmd_stat(const std::vector<std::string> &args)
 		print_interval(iv, o);
 	}
 	return 0;
+}
+
+int cmd_stat(const std::vector<std::string> &args)
+{
+	try {
+		return cmd_stat_run(args);
+	} catch (const hwsig::Error &e) {
+		// The daemon went away mid-run, or its answer was malformed.
+		std::fprintf(stderr, "hwsigctl stat: %s\n", e.what());
+		return 1;
+	}
 }
 
 } // namespace hwsigctl

@@ -35,7 +35,10 @@ Snapshot Sampler::take()
 	SourceContext ctx;
 	ctx.root = root_;
 	ctx.vms = &vms_;
-	for (auto &source : sources_) {
+	timings_.resize(sources_.size());
+	for (std::size_t i = 0; i < sources_.size(); i++) {
+		auto &source = sources_[i];
+		const std::uint64_t started = now_ns(CLOCK_MONOTONIC);
 		try {
 			source->collect(ctx, snap);
 		} catch (const std::exception &e) {
@@ -44,6 +47,7 @@ Snapshot Sampler::take()
 				snap.add_unavailable(id, "system",
 						     std::string(source->name()) + " failed: " + e.what());
 		}
+		timings_[i] = {source->name(), static_cast<double>(now_ns(CLOCK_MONOTONIC) - started) * 1e-9};
 	}
 	return snap;
 }

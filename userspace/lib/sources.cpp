@@ -34,7 +34,7 @@ private:
 	std::string reason_;
 };
 
-void add(std::vector<SourcePtr> &sources, SourcePtr source, bool enabled, const char *why_not)
+void add(std::vector<SourcePtr> &sources, SourcePtr source, bool enabled, const std::string &why_not)
 {
 	if (enabled)
 		sources.push_back(std::move(source));
@@ -53,11 +53,11 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	sources.push_back(make_schedstat_source());
 	sources.push_back(make_thermal_source());
 	sources.push_back(make_psi_source());
-	add(sources, make_pmu_source({opt.kmod, true}), opt.pmu, "hardware counters disabled (--no-pmu)");
+	add(sources, make_pmu_source({opt.kmod, true}), opt.pmu, opt.pmu_off_reason);
 #ifdef HWSIG_HAVE_BPF
-	add(sources, make_bpf_sched_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
-	add(sources, make_bpf_block_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
-	add(sources, make_bpf_vhost_source(), opt.bpf, "BPF collectors disabled (--no-bpf)");
+	add(sources, make_bpf_sched_source(), opt.bpf && opt.bpf_sched, opt.bpf_off_reason);
+	add(sources, make_bpf_block_source(), opt.bpf && opt.bpf_block, opt.bpf_off_reason);
+	add(sources, make_bpf_vhost_source(), opt.bpf && opt.bpf_vhost, opt.bpf_off_reason);
 #endif
 	return sources;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hwsig/source.h"
@@ -18,6 +19,13 @@ public:
 	Snapshot take();
 	const std::vector<Vm> &vms() const { return vms_; }
 	std::vector<std::string> claimed_ids() const;
+	// How long each source's collect took in the last take(), in source
+	// order (the daemon exports them as self-metrics).
+	struct SourceTiming {
+		std::string_view source;
+		double seconds = 0;
+	};
+	const std::vector<SourceTiming> &last_timings() const { return timings_; }
 
 private:
 	std::vector<SourcePtr> sources_;
@@ -26,12 +34,18 @@ private:
 	std::uint64_t rediscover_ns_;
 	std::uint64_t discovered_at_ns_ = 0;
 	bool discovered_ = false;
+	std::vector<SourceTiming> timings_;
 };
 
 struct SourceOptions {
 	std::string root = "/";
 	bool pmu = true;  // hardware counters (kmod or perf_event_open)
 	bool bpf = true;  // attach BPF collectors (needs root)
+	// Which BPF collector sets, when bpf is on.
+	bool bpf_sched = true, bpf_block = true, bpf_vhost = true;
+	// What the unavailable notes say of a source switched off.
+	std::string pmu_off_reason = "hardware counters disabled (--no-pmu)";
+	std::string bpf_off_reason = "BPF collectors disabled (--no-bpf)";
 	bool kmod = true; // for pmu: use /dev/hwsig when present, else perf_event_open
 };
 

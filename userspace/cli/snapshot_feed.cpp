@@ -1,0 +1,68 @@
+#include "snapshot_feed.h"
+
+#include <cstdlib>
+
+#include "hwsig/daemon_client.h"
+
+namespace hwsigctl {
+namespace {
+
+class LocalFeed : public SnapshotFeed {
+public:
+	explicit LocalFeed(const hwsig::SourceOptions &o) : sampler_(hwsig::default_sources(o), o.root) {}
+	hwsig::Snapshot take() override { return sampler_.take(); }
+	const std::vector<hwsig::Vm> &vms() const override { return sampler_.vms(); }
+	std::vector<std::string> claimed_ids() const override { return sampler_.claimed_ids(); }
+	std::string origin() const override { return "this process"; }
+
+private:
+	hwsig::Sampler sampler_;
+};
+
+class DaemonFeed : public SnapshotFeed {
+public:
+	explicit DaemonFeed(std::unique_ptr<hwsig::DaemonClient> client) : client_(std::move(client))
+	{
+		pid_ = client_->status().pid;
+		// The claimed ids come with every snapshot; the first one tells them.
+		last_ = client_->snapshot();
+	}
+	hwsig::Snapshot take() override
+	{
+		if (first_) {
+			first_ = false;
+			return last_.snapshot;
+		}
+		last_ = client_->snapshot();
+		return last_.snapshot;
+	}
+	const std::vector<hwsig::Vm> &vms() const override { return last_.vms; }
+	std::vector<std::string> claimed_ids() const override { return last_.claimed_ids; }
+	std::string origin() const override { return "hwsigd (pid " + std::to_string(pid_) + ")"; }
+
+private:
+	std::unique_ptr<hwsig::DaemonClient> client_;
+	hwsig::SharedSnapshot last_;
+	bool first_ = true;
+	int pid_ = 0;
+};
+
+} // namespace
+
+std::string daemon_socket_path()
+{
+	const char *env = std::getenv("HWSIG_SOCKET");
+	return env && *env ? env : hwsig::kDaemonSocket;
+}
+
+std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o)
+{
+	if (o.use_daemon && o.sources.root == "/") {
+		if (auto client = hwsig::DaemonClient::connect_if_running(o.socket.empty() ? daemon_socket_path()
+											  : o.socket))
+			return std::make_unique<DaemonFeed>(std::move(client));
+	}
+	return std::make_unique<LocalFeed>(o.sources);
+}
+
+} // namespace hwsigctl

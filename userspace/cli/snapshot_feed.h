@@ -1,0 +1,36 @@
+// Where hwsigctl's snapshots come from: hwsigd's collectors over its local
+// socket when the daemon runs (no second copy of any BPF program, no
+// reconfiguration of hwsig.ko), else a Sampler of its own.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hwsig/sampler.h"
+
+namespace hwsigctl {
+
+class SnapshotFeed {
+public:
+	virtual ~SnapshotFeed() = default;
+	virtual hwsig::Snapshot take() = 0;
+	virtual const std::vector<hwsig::Vm> &vms() const = 0;
+	virtual std::vector<std::string> claimed_ids() const = 0;
+	// "hwsigd (pid N)" or "this process": for -v and error messages.
+	virtual std::string origin() const = 0;
+};
+
+struct FeedOptions {
+	hwsig::SourceOptions sources;
+	bool use_daemon = true; // false: --no-daemon, or options the daemon cannot honour
+	std::string socket;     // hwsigd's socket (HWSIG_SOCKET overrides the default)
+};
+
+// Throws hwsig::Error when a daemon runs but cannot be read.
+std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o);
+
+// HWSIG_SOCKET, else /run/hwsig/hwsigd.sock.
+std::string daemon_socket_path();
+
+} // namespace hwsigctl

@@ -1,0 +1,371 @@
+#include "service.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "history.h"
+#include "http_server.h"
+#include "kmod_owner.h"
+#include "local_server.h"
+#include "log.h"
+#include "hwsig/derive.h"
+#include "hwsig/render_prometheus.h"
+#include "hwsig/sampler.h"
+#include "hwsig/snapshot_wire.h"
+
+namespace hwsigd {
+namespace {
+
+std::uint64_t mono_now()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t to_ns(double s)
+{
+	return static_cast<std::uint64_t>(std::llround(s * 1e9));
+}
+
+hwsig::SourceOptions source_options(const Config &cfg)
+{
+	hwsig::SourceOptions o;
+	o.root = cfg.root;
+	o.pmu = cfg.pmu != "off";
+	o.kmod = cfg.pmu == "kmod";
+	o.bpf = !cfg.bpf.empty();
+	auto has = [&](const char *set) {
+		for (const auto &s : cfg.bpf)
+			if (s == set)
+				return true;
+		return false;
+	};
+	o.bpf_sched = has("sched");
+	o.bpf_block = has("block");
+	o.bpf_vhost = has("vhost");
+	o.pmu_off_reason = "hardware counters disabled (hwsigd: pmu = off)";
+	o.bpf_off_reason = "BPF collector set disabled (hwsigd: bpf = ...)";
+	return o;
+}
+
+// What /metrics renders: the latest snapshot and what came with it.
+struct Published {
+	std::uint64_t seq = 0;
+	hwsig::Snapshot snapshot;
+	std::vector<hwsig::UnavailableNote> unavailable;
+	std::vector<hwsig::Vm> vms;
+	std::vector<hwsig::SelfMetric> self;
+	bool per_cpu = false;
+};
+
+// Renders each published state at most once per format, whatever the
+// number of scrapers: a scrape costs a copy of the cached text.
+class Exposition {
+public:
+	void publish(std::shared_ptr<const Published> p)
+	{
+		std::lock_guard lock(mu_);
+		latest_ = std::move(p);
+	}
+	HttpReply metrics(std::string_view accept)
+	{
+		const auto fmt = hwsig::negotiate_format(accept);
+		const int i = fmt == hwsig::ExpositionFormat::OpenMetrics100 ? 1 : 0;
+		std::lock_guard lock(mu_);
+		if (!latest_)
+			return {503, "text/plain; charset=utf-8", "hwsigd: no snapshot yet\n"};
+		if (cache_[i].seq != latest_->seq || cache_[i].body.empty()) {
+			const std::uint64_t start = mono_now();
+			hwsig::ExportInput in;
+			in.snapshot = &latest_->snapshot;
+			in.unavailable = &latest_->unavailable;
+			in.vms = &latest_->vms;
+			in.per_cpu = latest_->per_cpu;
+			in.version = HWSIG_VERSION;
+			in.self = latest_->self;
+			in.self.push_back({"hwsig_scrape_duration_seconds",
+					   "Time the last rendering of this exposition took (scrapes between two "
+					   "snapshots are served from it)",
+					   false, {}, last_render_s_});
+			cache_[i].body = hwsig::render_prometheus(in, fmt);
+			cache_[i].seq = latest_->seq;
+			last_render_s_ = static_cast<double>(mono_now() - start) * 1e-9;
+		}
+		return {200, std::string(hwsig::content_type(fmt)), cache_[i].body};
+	}
+
+private:
+	struct Cached {
+		std::uint64_t seq = 0;
+		std::string body;
+	};
+	std::mutex mu_;
+	std::shared_ptr<const Published> latest_;
+	Cached cache_[2];
+	double last_render_s_ = 0;
+};
+
+HttpReply route(Exposition &exp, std::string_view path, std::string_view accept)
+{
+	if (path == "/metrics")
+		return exp.metrics(accept);
+	if (path == "/")
+		return {200, "text/html; charset=utf-8",
+			"<html><head><title>hwsigd</title></head><body><h1>hwsigd</h1>"
+			"<p><a href=\"/metrics\">/metrics</a></p></body></html>\n"};
+	return {404, "text/plain; charset=utf-8", "not found: hwsigd serves /metrics\n"};
+}
+
+class Service {
+public:
+	explicit Service(const Config &cfg) : cfg_(cfg), history_(cfg.history) {}
+	int run();
+
+private:
+	bool start();
+	void tick(std::uint64_t deadline);
+	void publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv);
+	void reload();
+	std::string answer_local(const std::string &request);
+	void watchdog(std::uint64_t now);
+
+	Config cfg_;
+	History history_;
+	std::mutex sampler_mu_; // the loop and the local socket both take snapshots
+	std::unique_ptr<hwsig::Sampler> sampler_;
+	std::vector<std::string> claimed_;
+	std::optional<hwsig::Snapshot> prev_;
+	Exposition exposition_;
+	std::unique_ptr<HttpServer> http_;
+	std::unique_ptr<LocalServer> local_;
+	std::unique_ptr<KmodOwnership> kmod_;
+	std::uint64_t seq_ = 0, snapshots_ = 0, skipped_ = 0;
+	double lateness_s_ = 0, lateness_max_s_ = 0, snapshot_s_ = 0;
+	std::uint64_t watchdog_ns_ = 0, last_ping_ns_ = 0;
+};
+
+bool Service::start()
+{
+	try {
+		kmod_ = std::make_unique<KmodOwnership>(cfg_);
+		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
+		claimed_ = sampler_->claimed_ids();
+		// Collectors attach on their first collect: READY comes after it.
+		{
+			std::lock_guard lock(sampler_mu_);
+			prev_ = sampler_->take();
+		}
+		kmod_->after_attach();
+		if (cfg_.listen != "none")
+			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](std::string_view path, std::string_view accept) {
+				return route(exposition_, path, accept);
+			});
+		if (cfg_.socket != "none")
+			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
+							       [this](const std::string &r) { return answer_local(r); });
+	} catch (const std::exception &e) {
+		log(Level::Error, "%s", e.what());
+		return false;
+	}
+	return true;
+}
+
+std::string Service::answer_local(const std::string &request)
+{
+	if (request == "snapshot") {
+		std::lock_guard lock(sampler_mu_);
+		hwsig::Snapshot s = sampler_->take();
+		return hwsig::encode_snapshot(s, sampler_->vms(), claimed_);
+	}
+	if (request == "status") {
+		char buf[128];
+		std::snprintf(buf, sizeof(buf), "hwsigd\t%s\t%d\t%d\t%g\n", HWSIG_VERSION, getpid(),
+			      kmod_ && kmod_->uses_module() ? 1 : 0, cfg_.interval);
+		return buf;
+	}
+	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, status)\n";
+}
+
+void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
+{
+	auto p = std::make_shared<Published>();
+	p->seq = ++seq_;
+	p->snapshot = cur;
+	p->unavailable = iv.unavailable;
+	p->per_cpu = cfg_.per_cpu;
+	{
+		// vms() is the sampler's: read it under its lock.
+		std::lock_guard lock(sampler_mu_);
+		p->vms = sampler_->vms();
+		for (const auto &t : sampler_->last_timings())
+			p->self.push_back({"hwsig_collect_duration_seconds", "Time each source took in the last snapshot",
+					   false, {{"source", std::string(t.source)}}, t.seconds});
+	}
+	p->self.push_back({"hwsig_snapshot_duration_seconds", "Time the last snapshot took, every source together",
+			   false, {}, snapshot_s_});
+	p->self.push_back({"hwsig_snapshots_total", "Snapshots taken on schedule since start", true, {},
+			   static_cast<double>(snapshots_)});
+	p->self.push_back({"hwsig_snapshots_skipped_total",
+			   "Scheduled snapshots skipped because the previous one ran past them", true, {},
+			   static_cast<double>(skipped_)});
+	p->self.push_back({"hwsig_snapshot_lateness_seconds", "How late the last snapshot started against its schedule",
+			   false, {}, lateness_s_});
+	p->self.push_back({"hwsig_snapshot_lateness_max_seconds", "The latest any snapshot started since hwsigd started",
+			   false, {}, lateness_max_s_});
+	p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
+			   static_cast<double>(history_.size())});
+	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
+	exposition_.publish(std::move(p));
+}
+
+void Service::tick(std::uint64_t deadline)
+{
+	const std::uint64_t start = mono_now();
+	lateness_s_ = start > deadline ? static_cast<double>(start - deadline) * 1e-9 : 0;
+	lateness_max_s_ = std::max(lateness_max_s_, lateness_s_);
+	hwsig::Snapshot cur;
+	{
+		std::lock_guard lock(sampler_mu_);
+		cur = sampler_->take();
+	}
+	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
+	++snapshots_;
+	hwsig::Interval iv = hwsig::derive(*prev_, cur, claimed_);
+	history_.add(iv, cfg_.per_cpu);
+	publish(cur, iv);
+	prev_ = std::move(cur);
+}
+
+void Service::reload()
+{
+	sd_notify(0, "RELOADING=1");
+	Config fresh;
+	std::string err = reload_config(cfg_, fresh);
+	if (!err.empty()) {
+		log(Level::Warning, "SIGHUP: keeping the running configuration: %s", err.c_str());
+	} else {
+		// What the loop can change in place; the rest needs a restart
+		// (collectors, sockets): say so instead of half-applying it.
+		auto later = [&](const char *key, bool changed) {
+			if (changed)
+				log(Level::Warning, "SIGHUP: '%s' changed: it takes effect when hwsigd restarts", key);
+		};
+		later("listen", fresh.listen != cfg_.listen);
+		later("socket", fresh.socket != cfg_.socket);
+		later("socket-group", fresh.socket_group != cfg_.socket_group);
+		later("pmu", fresh.pmu != cfg_.pmu);
+		later("bpf", fresh.bpf != cfg_.bpf);
+		cfg_.interval = fresh.interval;
+		cfg_.per_cpu = fresh.per_cpu;
+		cfg_.history = fresh.history;
+		cfg_.log_level = fresh.log_level;
+		history_.set_capacity(cfg_.history);
+		set_log_level(cfg_.log_level);
+		log(Level::Info, "SIGHUP: configuration re-read (interval %g s, per-cpu %s, history %u)", cfg_.interval,
+		    cfg_.per_cpu ? "true" : "false", cfg_.history);
+	}
+	sd_notify(0, "READY=1");
+}
+
+void Service::watchdog(std::uint64_t now)
+{
+	if (watchdog_ns_ && now - last_ping_ns_ >= watchdog_ns_ / 4) {
+		sd_notify(0, "WATCHDOG=1");
+		last_ping_ns_ = now;
+	}
+}
+
+int Service::run()
+{
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	// Blocked before any thread starts, so every thread inherits it and
+	// the signals queue on the signalfd instead.
+	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+	signal(SIGPIPE, SIG_IGN);
+	hwsig::Fd sigfd(signalfd(-1, &mask, SFD_CLOEXEC));
+	if (!sigfd) {
+		log(Level::Error, "signalfd: %s", std::strerror(errno));
+		return 1;
+	}
+	if (!start())
+		return 1;
+	std::uint64_t usec = 0;
+	if (sd_watchdog_enabled(0, &usec) > 0)
+		watchdog_ns_ = usec * 1000;
+	sd_notifyf(0, "READY=1\nSTATUS=sampling every %g s\nMAINPID=%d", cfg_.interval, getpid());
+	log(Level::Info, "hwsigd %s: sampling every %g s; /metrics on %s; local socket %s", HWSIG_VERSION, cfg_.interval,
+	    cfg_.listen.c_str(), cfg_.socket.c_str());
+
+	std::uint64_t deadline = mono_now() + to_ns(cfg_.interval);
+	for (;;) {
+		std::uint64_t now = mono_now();
+		watchdog(now);
+		if (now >= deadline) {
+			tick(deadline);
+			// Ran past one or more slots: skip them, keep the phase.
+			const std::uint64_t step = to_ns(cfg_.interval);
+			deadline += step;
+			now = mono_now();
+			if (now >= deadline) {
+				std::uint64_t missed = (now - deadline) / step + 1;
+				skipped_ += missed;
+				deadline += missed * step;
+			}
+			continue;
+		}
+		std::uint64_t wake = deadline;
+		if (watchdog_ns_)
+			wake = std::min(wake, last_ping_ns_ + watchdog_ns_ / 4);
+		const std::uint64_t wait = wake > now ? wake - now : 0;
+		timespec ts{static_cast<time_t>(wait / 1000000000ull), static_cast<long>(wait % 1000000000ull)};
+		pollfd p{sigfd.get(), POLLIN, 0};
+		int rc = ppoll(&p, 1, &ts, nullptr);
+		if (rc <= 0)
+			continue;
+		signalfd_siginfo si;
+		if (read(sigfd.get(), &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			reload();
+			deadline = mono_now() + to_ns(cfg_.interval);
+			continue;
+		}
+		log(Level::Info, "%s: stopping", strsignal(static_cast<int>(si.ssi_signo)));
+		break;
+	}
+	sd_notify(0, "STOPPING=1");
+	// Readers first (they use the sampler), then the collectors.
+	http_.reset();
+	local_.reset();
+	sampler_.reset();
+	kmod_.reset();
+	log(Level::Info, "stopped: every collector detached");
+	return 0;
+}
+
+} // namespace
+
+int run_service(const Config &cfg)
+{
+	set_log_level(cfg.log_level);
+	Service s(cfg);
+	return s.run();
+}
+
+} // namespace hwsigd

@@ -1,0 +1,30 @@
+// The snapshot hwsigd hands hwsigctl over its local socket: one Snapshot,
+// the VMs it saw and the metric ids its sources claim, as tab-separated
+// lines (Documentation/hwsigd.rst, "Local socket"). Both ends are this
+// library, but the reader still refuses anything malformed: a socket is an
+// input like any other.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hwsig/snapshot.h"
+#include "hwsig/vm.h"
+
+namespace hwsig {
+
+inline constexpr int kSnapshotWireVersion = 1;
+
+struct SharedSnapshot {
+	Snapshot snapshot;
+	std::vector<Vm> vms;
+	std::vector<std::string> claimed_ids;
+};
+
+std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
+			    const std::vector<std::string> &claimed_ids);
+// Throws hwsig::Error naming the line and what is wrong with it.
+SharedSnapshot decode_snapshot(std::string_view text);
+
+} // namespace hwsig

@@ -1,0 +1,294 @@
+// Snapshot <-> the local socket's text form. One record per line, fields
+// separated by tabs; strings escape backslash, tab and newline, so a VM
+// named "a\tb" survives the trip. Numbers are written with %.17g so that a
+// double comes back bit for bit (derive takes differences of them).
+#include "hwsig/snapshot_wire.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "hwsig/error.h"
+
+namespace hwsig {
+namespace {
+
+void put_escaped(std::string &out, std::string_view s)
+{
+	for (char c : s) {
+		switch (c) {
+		case '\\': out += "\\\\"; break;
+		case '\t': out += "\\t"; break;
+		case '\n': out += "\\n"; break;
+		default: out += c;
+		}
+	}
+}
+
+void put_double(std::string &out, double v)
+{
+	char buf[40];
+	int n = std::snprintf(buf, sizeof(buf), "%.17g", v);
+	out.append(buf, static_cast<std::size_t>(n));
+}
+
+template <typename T> void put_list(std::string &out, const std::vector<T> &v)
+{
+	for (std::size_t i = 0; i < v.size(); i++) {
+		if (i)
+			out += ',';
+		if constexpr (std::is_same_v<T, std::string>)
+			put_escaped(out, v[i]); // commas in tap names are not possible
+		else
+			out += std::to_string(v[i]);
+	}
+}
+
+struct Fields {
+	std::vector<std::string> f;
+};
+
+[[noreturn]] void bad(std::size_t line, const std::string &what)
+{
+	throw Error("hwsigd snapshot line " + std::to_string(line) + ": " + what);
+}
+
+std::string unescape(std::string_view s, std::size_t line)
+{
+	std::string out;
+	out.reserve(s.size());
+	for (std::size_t i = 0; i < s.size(); i++) {
+		if (s[i] != '\\') {
+			out += s[i];
+			continue;
+		}
+		if (++i == s.size())
+			bad(line, "dangling escape");
+		switch (s[i]) {
+		case '\\': out += '\\'; break;
+		case 't': out += '\t'; break;
+		case 'n': out += '\n'; break;
+		default: bad(line, "unknown escape");
+		}
+	}
+	return out;
+}
+
+std::vector<std::string> split_tabs(std::string_view l, std::size_t line)
+{
+	std::vector<std::string> out;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t tab = l.find('\t', start);
+		out.push_back(unescape(l.substr(start, tab == std::string_view::npos ? tab : tab - start), line));
+		if (tab == std::string_view::npos)
+			return out;
+		start = tab + 1;
+	}
+}
+
+double to_double(const std::string &s, std::size_t line)
+{
+	if (s.empty())
+		bad(line, "empty number");
+	char *end = nullptr;
+	errno = 0;
+	double v = std::strtod(s.c_str(), &end);
+	if (*end != '\0' || errno == ERANGE || !std::isfinite(v))
+		bad(line, "not a finite number: '" + s + "'");
+	return v;
+}
+
+template <typename U> U to_unsigned(std::string_view s, std::size_t line)
+{
+	U v{};
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+	if (ec != std::errc() || p != s.data() + s.size() || s.empty())
+		bad(line, "not an unsigned integer: '" + std::string(s) + "'");
+	return v;
+}
+
+template <typename U> std::vector<U> to_list(const std::string &s, std::size_t line)
+{
+	std::vector<U> out;
+	if (s.empty())
+		return out;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t comma = s.find(',', start);
+		std::string_view item(s.data() + start, (comma == std::string::npos ? s.size() : comma) - start);
+		out.push_back(to_unsigned<U>(item, line));
+		if (comma == std::string::npos)
+			return out;
+		start = comma + 1;
+	}
+}
+
+std::vector<std::string> to_names(const std::string &s)
+{
+	std::vector<std::string> out;
+	if (s.empty())
+		return out;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t comma = s.find(',', start);
+		out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+		if (comma == std::string::npos)
+			return out;
+		start = comma + 1;
+	}
+}
+
+// Bounds that keep a hostile or broken peer from making us allocate
+// without limit: far above any real host (4096 CPUs x 74 slots).
+constexpr std::size_t kMaxSlots = 4096;
+
+} // namespace
+
+std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
+			    const std::vector<std::string> &claimed_ids)
+{
+	std::string out = "hwsig-snapshot\t" + std::to_string(kSnapshotWireVersion) + "\n";
+	out += "time\t" + std::to_string(snap.mono_ns) + "\t" + std::to_string(snap.realtime_ns) + "\n";
+	for (const auto &id : claimed_ids) {
+		out += "claim\t";
+		put_escaped(out, id);
+		out += '\n';
+	}
+	for (const auto &vm : vms) {
+		out += "vm\t" + std::to_string(vm.pid) + "\t";
+		put_escaped(out, vm.name);
+		out += '\t';
+		put_list(out, vm.vcpu_tids);
+		out += '\t';
+		put_list(out, vm.vhost_tids);
+		out += '\t';
+		put_list(out, vm.taps);
+		out += '\n';
+	}
+	auto head = [&](char kind, const std::string &name, const std::string &scope, const std::string &source) {
+		out += kind;
+		out += '\t';
+		put_escaped(out, name);
+		out += '\t';
+		put_escaped(out, scope);
+		out += '\t';
+		put_escaped(out, source);
+		out += '\t';
+	};
+	for (const auto &[name, series] : snap.counters())
+		for (const auto &[scope, p] : series.by_scope) {
+			head('C', name, scope, series.source);
+			put_double(out, p.value);
+			out += '\t';
+			put_double(out, p.running_fraction);
+			out += '\n';
+		}
+	for (const auto &[name, series] : snap.gauges())
+		for (const auto &[scope, v] : series.by_scope) {
+			head('G', name, scope, series.source);
+			put_double(out, v);
+			out += '\n';
+		}
+	for (const auto &[name, series] : snap.histograms())
+		for (const auto &[scope, h] : series.by_scope) {
+			head('H', name, scope, series.source);
+			out += std::to_string(static_cast<int>(h.layout));
+			out += '\t';
+			put_list(out, h.counts);
+			out += '\n';
+		}
+	for (const auto &u : snap.unavailable()) {
+		out += "U\t";
+		put_escaped(out, u.id);
+		out += '\t';
+		put_escaped(out, u.scope);
+		out += '\t';
+		put_escaped(out, u.reason);
+		out += '\n';
+	}
+	out += "end\n";
+	return out;
+}
+
+SharedSnapshot decode_snapshot(std::string_view text)
+{
+	SharedSnapshot s;
+	std::size_t line = 0, pos = 0;
+	bool ended = false;
+	while (pos < text.size()) {
+		std::size_t nl = text.find('\n', pos);
+		if (nl == std::string_view::npos)
+			bad(line + 1, "truncated (no newline)");
+		std::string_view l = text.substr(pos, nl - pos);
+		pos = nl + 1;
+		++line;
+		if (ended)
+			bad(line, "data after 'end'");
+		auto f = split_tabs(l, line);
+		const std::string &kind = f[0];
+		auto want = [&](std::size_t n) {
+			if (f.size() != n)
+				bad(line, "'" + kind + "' needs " + std::to_string(n - 1) + " fields, has " +
+						  std::to_string(f.size() - 1));
+		};
+		if (line == 1) {
+			if (kind != "hwsig-snapshot")
+				bad(line, "not a hwsigd snapshot");
+			want(2);
+			if (to_unsigned<unsigned>(f[1], line) != kSnapshotWireVersion)
+				bad(line, "version " + f[1] + ", this hwsigctl reads " +
+						  std::to_string(kSnapshotWireVersion) + " (upgrade both together)");
+		} else if (kind == "time") {
+			want(3);
+			s.snapshot.mono_ns = to_unsigned<std::uint64_t>(f[1], line);
+			s.snapshot.realtime_ns = to_unsigned<std::uint64_t>(f[2], line);
+		} else if (kind == "claim") {
+			want(2);
+			s.claimed_ids.push_back(f[1]);
+		} else if (kind == "vm") {
+			want(6);
+			Vm vm;
+			vm.pid = static_cast<int>(to_unsigned<unsigned>(f[1], line));
+			vm.name = f[2];
+			vm.vcpu_tids = to_list<int>(f[3], line);
+			vm.vhost_tids = to_list<int>(f[4], line);
+			vm.taps = to_names(f[5]);
+			s.vms.push_back(std::move(vm));
+		} else if (kind == "C") {
+			want(6);
+			s.snapshot.add_counter(f[1], f[2], to_double(f[4], line), f[3], to_double(f[5], line));
+		} else if (kind == "G") {
+			want(5);
+			s.snapshot.add_gauge(f[1], f[2], to_double(f[4], line), f[3]);
+		} else if (kind == "H") {
+			want(6);
+			unsigned layout = to_unsigned<unsigned>(f[4], line);
+			if (layout > static_cast<unsigned>(Histogram::Layout::LinearLog2))
+				bad(line, "unknown histogram layout " + f[4]);
+			Histogram h;
+			h.layout = static_cast<Histogram::Layout>(layout);
+			h.counts = to_list<std::uint64_t>(f[5], line);
+			if (h.counts.size() > kMaxSlots)
+				bad(line, "too many histogram slots");
+			s.snapshot.add_histogram(f[1], f[2], std::move(h), f[3]);
+		} else if (kind == "U") {
+			want(4);
+			s.snapshot.add_unavailable(f[1], f[2], f[3]);
+		} else if (kind == "end") {
+			want(1);
+			ended = true;
+		} else {
+			bad(line, "unknown record '" + kind + "'");
+		}
+	}
+	if (line == 0)
+		bad(1, "empty");
+	if (!ended)
+		bad(line, "truncated (no 'end')");
+	return s;
+}
+
+} // namespace hwsig
