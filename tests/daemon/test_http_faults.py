@@ -338,7 +338,7 @@ def main():
     p.add_argument("--interval", type=float, default=1.0)
     p.add_argument("--scrapers", type=int, default=200)
     p.add_argument("--storm-seconds", type=float, default=10.0)
-    p.add_argument("--storm-max-requests", type=int, default=50)
+    p.add_argument("--storm-max-requests", type=int, default=200)
     p.add_argument("--slowloris", type=int, default=20)
     p.add_argument("--slowloris-wait", type=float, default=35.0)
     p.add_argument("--rss-bound-mb", type=float, default=20.0)
