@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "commands.h"
+#include "hist_common.h"
+#include "hist_daemon.h"
+#include "snapshot_feed.h"
 #include "interrupt.h"
 #include "hwsig/histogram.h"
 #include "hwsig/histogram_print.h"
@@ -83,29 +86,7 @@ int cmd_hist(const std::vector<std::string> &args)
 namespace {
 
 using hwsig::Histogram;
-using hwsigctl::deadline_after;
-using hwsigctl::install_stop_handlers;
-using hwsigctl::sleep_until;
-using hwsigctl::stop_requested;
-
-struct HistOptions {
-	std::string what; // runq | bio | vhost
-	double interval = 0;
-	unsigned long count = 0;
-	bool ms = false, per_process = false, per_cpu = false, per_disk = false, timestamp = false;
-	bool queue = false, size = false, seek = false;
-	bool per_vm = false; // vhost
-	std::vector<int> pids;
-	std::string kind = "all"; // runq: all | wakeup | preempt
-	std::string root = "/";
-};
-
-Histogram diff(const Histogram &prev, const Histogram &cur)
-{
-	if (auto d = Histogram::delta(prev, cur))
-		return *d;
-	return cur; // first interval, or the process was re-selected
-}
+using namespace hwsigctl::hist;
 
 std::string comm_of(const std::string &root, int pid)
 {
@@ -133,48 +114,6 @@ std::vector<int> default_processes(const std::string &root)
 		pids.push_back(std::stoi(name));
 	}
 	return pids;
-}
-
-// Waits one interval; forever (until Ctrl-C) when seconds <= 0. False when
-// the wait ended with a stop request.
-bool wait_interval(double seconds)
-{
-	if (seconds <= 0) {
-		while (!stop_requested())
-			pause();
-		return false;
-	}
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return sleep_until(deadline_after(now, seconds));
-}
-
-void print_time()
-{
-	char buf[32];
-	std::time_t t = std::time(nullptr);
-	std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
-	std::printf("%-8s\n", buf);
-}
-
-// Runs the interval loop; print(first) prints one interval.
-template <typename Print> int interval_loop(const HistOptions &o, const char *banner, Print print)
-{
-	install_stop_handlers();
-	std::printf("%s... Hit Ctrl-C to end.\n", banner);
-	std::fflush(stdout);
-	for (unsigned long done = 0;;) {
-		bool more = wait_interval(o.interval);
-		std::printf("\n");
-		if (o.timestamp)
-			print_time();
-		print();
-		std::fflush(stdout);
-		++done;
-		if (!more || (o.count && done >= o.count) || o.interval <= 0)
-			break;
-	}
-	return 0;
 }
 
 int run_runq(const HistOptions &o)
@@ -383,6 +322,8 @@ std::optional<int> parse_hist_options(const std::vector<std::string> &args, Hist
 		("size", po::bool_switch(&o.size), "bio: request sizes in log2 KiB")
 		("seek", po::bool_switch(&o.seek), "bio: seek distances in log2 sectors")
 		("vms,V", po::bool_switch(&o.per_vm), "vhost: one histogram per VM instead of per virtqueue")
+		("no-daemon", po::bool_switch(&o.no_daemon),
+		 "load this process's own collectors even while hwsigd runs")
 		("root", po::value<std::string>(&o.root)->default_value("/"), "prefix for /proc and /sys");
 	po::options_description hidden;
 	hidden.add_options()("positional", po::value<std::vector<std::string>>(&positional));
@@ -412,6 +353,15 @@ int cmd_hist(const std::vector<std::string> &args)
 	HistOptions o;
 	if (auto done = parse_hist_options(args, o))
 		return *done;
+	if (o.root == "/" && !o.no_daemon) {
+		try {
+			if (auto client = hwsig::DaemonClient::connect_if_running(daemon_socket_path()))
+				return hist::run_from_daemon(o, *client);
+		} catch (const hwsig::Error &e) {
+			std::fprintf(stderr, "hwsigctl hist: %s\n", e.what());
+			return 1;
+		}
+	}
 	if (geteuid() != 0)
 		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
 				     "(CAP_BPF+CAP_PERFMON)\n");

@@ -93,6 +93,36 @@ void KmodOwnership::after_attach()
 		log(Level::Warning, "hwsig.ko: cannot record ownership in %s", record_.c_str());
 }
 
+std::vector<hwsig::SelfMetric> KmodOwnership::self_metrics()
+{
+	if (!uses_)
+		return {};
+	try {
+		if (!client_)
+			client_ = std::make_unique<hwsig::KmodClient>();
+		const hwsig::KmodStatus st = client_->get_status();
+		auto counter = [](const char *name, const char *help, std::uint64_t v) {
+			return hwsig::SelfMetric{name, help, true, {}, static_cast<double>(v)};
+		};
+		return {
+			counter("hwsig_kmod_ticks_skipped_total",
+				"hwsig.ko ticks that wrote no record (the previous sample had not run yet)",
+				st.ticks_skipped),
+			counter("hwsig_kmod_ticks_overrun_total", "hwsig.ko timer periods that passed without the timer firing",
+				st.ticks_overrun),
+			counter("hwsig_kmod_records_written_total", "Records hwsig.ko wrote into its per-CPU rings",
+				st.records_written),
+			counter("hwsig_kmod_records_overwritten_total",
+				"Ring records overwritten by newer ones (harmless for the newest-record reader)",
+				st.records_overwritten),
+		};
+	} catch (const hwsig::Error &e) {
+		// Unloaded under us: the PMU source reports its own reason.
+		client_.reset();
+		return {};
+	}
+}
+
 KmodOwnership::~KmodOwnership()
 {
 	if (recorded_)

@@ -6,9 +6,17 @@
 // the module from under a running daemon.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "hwsig/render_prometheus.h"
 
 #include "config.h"
+
+namespace hwsig {
+class KmodClient;
+}
 
 namespace hwsigd {
 
@@ -26,6 +34,12 @@ public:
 	KmodOwnership &operator=(const KmodOwnership &) = delete;
 
 	bool uses_module() const { return uses_; }
+	// The module's own accounting as self-metrics (samples it could not
+	// record, records overwritten in its rings, timer overruns); empty
+	// when the daemon does not use it. The PMU source reads the newest
+	// record of each ring (counts are cumulative), so an overwritten
+	// record loses nothing there; a skipped tick is a sample never taken.
+	std::vector<hwsig::SelfMetric> self_metrics();
 
 private:
 	std::string record_;
@@ -33,6 +47,7 @@ private:
 	bool was_running_ = false;
 	bool uses_ = false;
 	bool recorded_ = false;
+	std::unique_ptr<hwsig::KmodClient> client_;
 };
 
 } // namespace hwsigd

@@ -227,6 +227,8 @@ void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
 	p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
 			   static_cast<double>(history_.size())});
 	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
+	for (auto &m : kmod_->self_metrics())
+		p->self.push_back(std::move(m));
 	exposition_.publish(std::move(p));
 }
 
@@ -308,9 +310,9 @@ int Service::run()
 	std::uint64_t usec = 0;
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		watchdog_ns_ = usec * 1000;
-	sd_notifyf(0, "READY=1\nSTATUS=sampling every %g s\nMAINPID=%d", cfg_.interval, getpid());
 	log(Level::Info, "hwsigd %s: sampling every %g s; /metrics on %s; local socket %s", HWSIG_VERSION, cfg_.interval,
 	    cfg_.listen.c_str(), cfg_.socket.c_str());
+	sd_notifyf(0, "READY=1\nSTATUS=sampling every %g s\nMAINPID=%d", cfg_.interval, getpid());
 
 	std::uint64_t deadline = mono_now() + to_ns(cfg_.interval);
 	for (;;) {

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""hwsigd as a service: configuration errors, sd_notify READY only after
+the collectors attached, the watchdog, SIGTERM (everything detached, exit 0
+within 2 s), kill -9 and a clean restart, one daemon per socket, SIGHUP
+(applied, or refused keeping the running configuration)."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import (FIXTURES, HWSIGD, Daemon, Results, bpf_programs_of,  # noqa: E402
+                            loaded_program_ids, wait_unloaded)
+
+r = Results("test_lifecycle")
+root = os.geteuid() == 0
+FIXTURE = ["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none"]
+
+
+def bad_config():
+    cases = [
+        (["--interval", "0"], "interval: must be between 0.01 and 3600 seconds"),
+        (["--listen", "localhost"], "listen: 'localhost' is not HOST:PORT"),
+        (["--bpf", "sched,disk"], "bpf: unknown collector set 'disk'"),
+        (["--history", "1"], "history: must be between 2 and 86400"),
+        (["--pmu", "maybe"], "pmu: 'maybe' is not kmod, perf or off"),
+        (["--socket", "relative.sock"], "socket: must be an absolute path"),
+        (["--frobnicate"], "unrecognised option '--frobnicate'"),
+    ]
+    for args, want in cases:
+        p = subprocess.run([HWSIGD, "--config", "/dev/null"] + args, capture_output=True, text=True, timeout=10)
+        lines = p.stderr.strip().splitlines()
+        r.check(f"hwsigd {' '.join(args)}: exit 2, one line naming the key", p.returncode == 2 and
+                len(lines) == 1 and want in lines[0], f"exit {p.returncode}, stderr {p.stderr.strip()!r}")
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write("interval = 2\nlisten = 127.0.0.1:1\nsamples = 3\n")
+        f.flush()
+        p = subprocess.run([HWSIGD, "--config", f.name], capture_output=True, text=True, timeout=10)
+        r.check("an unknown key in the file: exit 2 naming the file and the key",
+                p.returncode == 2 and f.name in p.stderr and "'samples'" in p.stderr, p.stderr.strip())
+    p = subprocess.run([HWSIGD, "--config", "/nonexistent/hwsigd.conf"], capture_output=True, text=True, timeout=10)
+    r.check("a named configuration file that does not exist: exit 2", p.returncode == 2 and
+            "No such file" in p.stderr, p.stderr.strip())
+
+
+def ready_after_attach():
+    """READY=1 only once the BPF programs are loaded and attached."""
+    if not r.check("root (BPF collectors need it)", root):
+        return
+    before = loaded_program_ids()
+    d = Daemon(["--pmu", "off", "--bpf", "sched,block", "--interval", "0.5"])
+    try:
+        got = d.ready(60)
+        held = bpf_programs_of(d.proc.pid)
+        r.check("READY=1 arrives on the NOTIFY_SOCKET", got, d.log_text()[-300:])
+        r.check("at READY the sched and block programs are attached (held by hwsigd)", len(held) >= 4,
+                f"{len(held)} program fds")
+        r.check("MAINPID is hwsigd's pid", any(f"MAINPID={d.proc.pid}" in m for m in d.notify.messages))
+        r.check("log lines carry journald levels", "<6>hwsigd " in d.log_text())
+        rc, took = d.stop()
+        r.check("SIGTERM: exit 0 within 2 s", rc == 0 and took < 2.0, f"exit {rc} after {took:.2f} s")
+        r.check("STOPPING=1 sent", d.notify.count("STOPPING=1") == 1)
+        left = wait_unloaded(held)
+        r.check("after SIGTERM no program it loaded stays loaded", not left, f"left {sorted(left)}")
+        r.check("the local socket file is removed", not os.path.exists(d.socket))
+    finally:
+        d.close()
+
+
+def watchdog():
+    d = Daemon(FIXTURE + ["--interval", "1"], env={"WATCHDOG_USEC": "400000"})
+    try:
+        d.ready(20)
+        time.sleep(2.0)
+        n = d.notify.count("WATCHDOG=1")
+        # every WATCHDOG_USEC/4 = 0.1 s: about 20 in 2 s, even with a 1 s interval
+        r.check("WATCHDOG=1 every quarter of WATCHDOG_USEC, between snapshots too", n >= 10, f"{n} pings in 2 s")
+    finally:
+        d.stop()
+        d.close()
+
+
+def kill9_restart():
+    """A killed daemon leaves its socket; the next one replaces it."""
+    before = loaded_program_ids() if root else set()
+    bpf = ["--bpf", "sched"] if root else ["--bpf", "none"]
+    d1 = Daemon(["--pmu", "off", "--interval", "0.5"] + bpf)
+    try:
+        d1.ready(60)
+        first = bpf_programs_of(d1.proc.pid)
+        d1.stop(signal.SIGKILL)
+        r.check("after kill -9 the socket file stays behind (stale)", os.path.exists(d1.socket))
+        d2 = Daemon(["--pmu", "off", "--interval", "0.5"] + bpf, directory=d1.dir)
+        try:
+            r.check("a new hwsigd starts on the stale socket", d2.ready(60), d2.log_text()[-300:])
+            r.check("it says it replaced the stale socket", "replacing the stale socket" in d2.log_text())
+            status = d2.request("status")
+            r.check("the socket answers the new daemon", status.startswith("hwsigd\t") and
+                    f"\t{d2.proc.pid}\t" in status, status.strip())
+            if root:
+                second = bpf_programs_of(d2.proc.pid)
+                gone = not wait_unloaded(first)
+                now = loaded_program_ids() - before
+                r.check("the killed daemon's programs are gone, one set loaded (not doubled)",
+                        gone and len(second) == len(first) and now == second,
+                        f"first {sorted(first)}, second {sorted(second)}, loaded since {sorted(now)}")
+            d3 = Daemon(["--pmu", "off", "--bpf", "none"], directory=d1.dir, notify=False)
+            rc = d3.proc.wait(20)
+            r.check("a second daemon on a live socket refuses to start (exit 1, says why)",
+                    rc == 1 and "another hwsigd serves it" in d3.log_text(), d3.log_text().strip())
+            d3.close()
+        finally:
+            d2.stop()
+            d2.close()
+    finally:
+        d1.close()
+
+
+def sighup_cases():
+    with tempfile.TemporaryDirectory() as tmp:
+        conf = os.path.join(tmp, "hwsigd.conf")
+        with open(conf, "w") as f:
+            f.write("interval = 0.5\nhistory = 100\n")
+        d = Daemon(FIXTURE, directory=tmp, config=conf)
+        try:
+            d.ready(20)
+            r.check("the file's interval is used", "sampling every 0.5 s" in d.log_text(), d.log_text()[-200:])
+            with open(conf, "w") as f:
+                f.write("interval = 0.25\nhistory = 50\nsocket-group = adm\n")
+            d.proc.send_signal(signal.SIGHUP)
+            time.sleep(1.0)
+            log = d.log_text()
+            r.check("SIGHUP applies a new interval and history", "re-read (interval 0.25 s" in log and
+                    "history 50" in log, log[-300:])
+            r.check("SIGHUP says a changed socket group needs a restart", "'socket-group' changed" in log)
+            r.check("RELOADING=1 then READY=1 again", d.notify.count("RELOADING=1") == 1 and
+                    d.notify.count("READY=1") == 2)
+            with open(conf, "w") as f:
+                f.write("interval = fast\n")
+            d.proc.send_signal(signal.SIGHUP)
+            time.sleep(1.0)
+            log = d.log_text()
+            r.check("SIGHUP with a bad file keeps the running configuration and says why",
+                    "<4>SIGHUP: keeping the running configuration:" in log and "interval" in log.splitlines()[-1],
+                    log.splitlines()[-1])
+            r.check("still running and answering after a bad reload", d.proc.poll() is None and
+                    d.request("status").startswith("hwsigd\t"))
+            r.check("still on the last good interval", "\t0.25\n" in d.request("status"), d.request("status"))
+        finally:
+            d.stop()
+            d.close()
+
+
+bad_config()
+ready_after_attach()
+watchdog()
+kill9_restart()
+sighup_cases()
+sys.exit(r.finish())

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""One set of in-kernel collectors per host: while hwsigd runs, two
+`hwsigctl stat` load no BPF program of their own and show the same metric
+ids as a stat that samples by itself; members of the socket's group read
+without root, others are told why not; `hwsigctl kmod start|stop` refuse
+while the daemon samples the module; a source that fails mid-run becomes
+unavailable with its reason while the rest keeps working."""
+import grp
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import FIXTURES, HWSIGCTL, Daemon, Results, bpf_programs_of, loaded_program_ids  # noqa: E402
+
+r = Results("test_shared_collectors")
+root = os.geteuid() == 0
+
+
+def stat_json(env, extra=(), count=2, interval=0.5):
+    p = subprocess.run([HWSIGCTL, "stat", "--format", "json", "-c", str(count), "-i", str(interval)] + list(extra),
+                       env=env, capture_output=True, text=True, timeout=60)
+    lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    return p, lines
+
+
+def ids_of(lines):
+    ids = set()
+    for obj in lines:
+        ids |= {m["id"] for m in obj.get("metrics", [])}
+        ids |= {u["id"] for u in obj.get("unavailable", [])}
+    return ids
+
+
+def valued_ids(lines):
+    return {m["id"] for obj in lines for m in obj.get("metrics", [])}
+
+
+def one_copy():
+    if not r.check("root (BPF collectors need it)", root):
+        return
+    before = loaded_program_ids()
+    d = Daemon(["--pmu", "perf", "--interval", "1"])
+    try:
+        r.check("hwsigd ready", d.ready(60), d.log_text()[-300:])
+        daemon_progs = bpf_programs_of(d.proc.pid)
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        stats = [subprocess.Popen([HWSIGCTL, "stat", "--format", "json", "-c", "4", "-i", "0.5"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(1.2)
+        during = loaded_program_ids() - before
+        held_by_stats = set().union(*(bpf_programs_of(p.pid) for p in stats))
+        outs = [p.communicate(timeout=60) for p in stats]
+        r.check("daemon + two hwsigctl stat: one copy of each program (bpftool prog)",
+                during == daemon_progs and not held_by_stats and len(daemon_progs) >= 4,
+                f"daemon holds {sorted(daemon_progs)}, loaded since start {sorted(during)}, "
+                f"stats hold {sorted(held_by_stats)}")
+        r.check("both stats ran to the end (exit 0)", all(p.returncode == 0 for p in stats),
+                " | ".join(o[1].strip() for o in outs))
+        via = [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
+        # the control: a stat that samples by itself loads its own copy
+        p, alone = stat_json(env, ["--no-daemon"])
+        r.check("stat --no-daemon beside the daemon samples by itself", p.returncode == 0, p.stderr.strip())
+        r.check("stat through hwsigd shows the same metric ids as stat alone",
+                ids_of(via) == ids_of(alone) and len(ids_of(via)) > 20,
+                f"only via daemon {sorted(ids_of(via) - ids_of(alone))}, only alone "
+                f"{sorted(ids_of(alone) - ids_of(via))}")
+        steady = {"sched.runq_wait_p50_us", "sched.involuntary_ctxsw_ps", "sched.steal_ratio", "psi.cpu_some_pct"}
+        r.check("... with values for the scheduler and PSI ids in both", steady <= valued_ids(via) and
+                steady <= valued_ids(alone), f"via {sorted(steady - valued_ids(via))} missing, alone "
+                f"{sorted(steady - valued_ids(alone))} missing")
+        p = subprocess.run([HWSIGCTL, "stat", "-c", "1", "-i", "0.2", "-v"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        r.check("stat -v says where its snapshots come from", f"snapshots from hwsigd (pid {d.proc.pid})" in
+                p.stderr, p.stderr.strip())
+    finally:
+        d.stop()
+        d.close()
+
+
+def hist_through_daemon():
+    """hist bio -D through the daemon counts a known number of O_DIRECT
+    reads exactly, and loads nothing of its own."""
+    if not r.check("root (loop device, BPF)", root):
+        return
+    tmp = tempfile.mkdtemp()
+    img = os.path.join(tmp, "disk.img")
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    loop = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", img], capture_output=True,
+                          text=True).stdout.strip()
+    d = Daemon(["--pmu", "off", "--bpf", "block", "--interval", "1"])
+    try:
+        if not r.check("loop device attached", loop.startswith("/dev/loop"), loop):
+            return
+        r.check("hwsigd ready", d.ready(60), d.log_text()[-300:])
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        hist = subprocess.Popen([HWSIGCTL, "hist", "bio", "-D", "4", "1"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        reads = 1500
+        subprocess.run(["dd", f"if={loop}", "of=/dev/null", "bs=4k", f"count={reads}", "iflag=direct"],
+                       capture_output=True, check=True)
+        held = bpf_programs_of(hist.pid)
+        out, err = hist.communicate(timeout=30)
+        name = os.path.basename(loop)
+        section = out.split(f"disk = {name}\n", 1)
+        total = 0
+        if len(section) == 2:
+            for line in section[1].splitlines():
+                if line.startswith("disk = "):
+                    break
+                parts = line.split(":")
+                if len(parts) >= 2 and "->" in parts[0]:
+                    total += int(parts[1].split("|")[0])
+        r.check(f"hist bio -D through hwsigd: {name} counts exactly the {reads} reads", total == reads,
+                f"counted {total}; stderr {err.strip()!r}")
+        r.check("hist through hwsigd holds no BPF program of its own", not held, f"holds {sorted(held)}")
+        p = subprocess.run([HWSIGCTL, "hist", "runq", "-p", "1", "0.2", "1"], env=env, capture_output=True,
+                           text=True, timeout=30)
+        r.check("hist runq -p through hwsigd: refused with the way out (--no-daemon)", p.returncode == 1 and
+                "--no-daemon" in p.stderr, p.stderr.strip())
+    finally:
+        d.stop()
+        d.close()
+        if loop.startswith("/dev/loop"):
+            subprocess.run(["losetup", "-d", loop])
+        shutil.rmtree(tmp)
+
+
+def group_access():
+    """A member of the socket group reads without root; a non-member is told."""
+    if not r.check("root (to switch user for the test)", root):
+        return
+    group = "hwsig-test"
+    created = False
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        subprocess.run(["groupadd", "--system", group], check=True)
+        created = True
+    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
+                "--socket-group", group, "--interval", "0.2"])
+    os.chmod(d.dir, 0o755)
+    try:
+        d.ready(20)
+        st = os.stat(d.socket)
+        r.check("socket is 0660 root:" + group, (st.st_mode & 0o777) == 0o660 and
+                st.st_gid == grp.getgrnam(group).gr_gid, oct(st.st_mode & 0o777))
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        gid = str(grp.getgrnam(group).gr_gid)
+        member = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--groups=" + gid, HWSIGCTL,
+                                 "stat", "--format", "json", "-c", "1", "-i", "0.3"], env=env, capture_output=True,
+                                text=True, timeout=30)
+        r.check("a member of the group (not root) reads through the daemon", member.returncode == 0 and
+                '"metrics"' in member.stdout, member.stderr.strip())
+        other = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", HWSIGCTL, "stat",
+                                "-c", "1", "-i", "0.3"], env=env, capture_output=True, text=True, timeout=30)
+        r.check("a non-member is told the socket is for root and the hwsig group (exit 1)",
+                other.returncode == 1 and "hwsig group" in other.stderr, other.stderr.strip())
+    finally:
+        d.stop()
+        d.close()
+        if created:
+            subprocess.run(["groupdel", group])
+
+
+def kmod_refusal():
+    """kmod start|stop ask the daemon first. A stand-in daemon socket that
+    answers status as a hwsigd sampling hwsig.ko would."""
+    tmp = tempfile.mkdtemp()
+    path = os.path.join(tmp, "hwsigd.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    owns = {"value": "1"}
+    done = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not done.is_set():
+            try:
+                c, _ = srv.accept()
+            except socket.timeout:
+                continue
+            try:
+                c.settimeout(2)
+                if c.recv(64).startswith(b"status"):  # hwsigctl's probe connects and closes
+                    c.sendall(f"hwsigd\t0.1.0\t4242\t{owns['value']}\t1\n".encode())
+            except OSError:
+                pass
+            c.close()
+
+    t = threading.Thread(target=serve)
+    t.start()
+    env = dict(os.environ, HWSIG_SOCKET=path)
+    try:
+        for sub in ("start", "stop"):
+            p = subprocess.run([HWSIGCTL, "kmod", sub], env=env, capture_output=True, text=True, timeout=30)
+            r.check(f"kmod {sub} while hwsigd samples the module: refused (exit 1) with the reason",
+                    p.returncode == 1 and "hwsigd (pid 4242) samples hwsig.ko" in p.stderr and "--force" in p.stderr,
+                    p.stderr.strip())
+            p = subprocess.run([HWSIGCTL, "kmod", sub, "--force"], env=env, capture_output=True, text=True,
+                               timeout=30)
+            r.check(f"kmod {sub} --force goes ahead (to the module itself)", "hwsigd" not in p.stderr and
+                    ("hwsig.ko" in p.stderr or p.returncode == 0), p.stderr.strip())
+        owns["value"] = "0"
+        p = subprocess.run([HWSIGCTL, "kmod", "stop"], env=env, capture_output=True, text=True, timeout=30)
+        r.check("kmod stop while the daemon does not use the module: not refused", "hwsigd" not in p.stderr and
+                ("hwsig.ko" in p.stderr or p.returncode == 0), p.stderr.strip())
+        p = subprocess.run([HWSIGCTL, "kmod", "status", "--force"], env=env, capture_output=True, text=True,
+                           timeout=30)
+        r.check("--force is only for start and stop", p.returncode == 2 and "not valid" in p.stderr,
+                p.stderr.strip())
+    finally:
+        done.set()
+        t.join()
+        srv.close()
+        shutil.rmtree(tmp)
+
+
+def source_fails_mid_run():
+    """A sensor tree removed under a running daemon: its metric becomes
+    unavailable with the reason, the other sources keep their values."""
+    tmp = tempfile.mkdtemp()
+    tree = os.path.join(tmp, "host")
+    shutil.copytree(os.path.join(FIXTURES, "debian12-host"), tree, symlinks=True)
+    d = Daemon(["--root", tree, "--pmu", "off", "--bpf", "none", "--interval", "0.2"])
+    try:
+        d.ready(20)
+        snap = d.request("snapshot")
+        had_thermal = "\tthermal.headroom_c\t" in snap
+        r.check("fixture has a thermal reading at first", had_thermal)
+        for sub in ("sys/class/thermal", "sys/class/hwmon"):
+            shutil.rmtree(os.path.join(tree, sub), ignore_errors=True)
+        time.sleep(0.6)
+        snap = d.request("snapshot")
+        notes = [line for line in snap.splitlines() if line.startswith("U\tthermal.headroom_c")]
+        r.check("after the sensors vanish: thermal.headroom_c unavailable with a reason",
+                "\tthermal.headroom_c\t" not in snap.replace("U\tthermal.headroom_c", "") and notes and
+                len(notes[0].split("\t")[3]) > 5, notes[0] if notes else snap[:200])
+        r.check("... and the other sources keep working", "C\tstat.total\tsystem\t" in snap and
+                d.proc.poll() is None)
+        status = d.request("status")
+        r.check("the daemon still runs and answers", status.startswith("hwsigd\t"))
+    finally:
+        d.stop()
+        d.close()
+        shutil.rmtree(tmp)
+
+
+one_copy()
+hist_through_daemon()
+group_access()
+kmod_refusal()
+source_fails_mid_run()
+sys.exit(r.finish())

@@ -1,0 +1,93 @@
+// hwsigd -> hwsigctl: a snapshot crosses the local socket unchanged, and a
+// malformed one is refused with the line that is wrong.
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "hwsig/error.h"
+#include "hwsig/snapshot_wire.h"
+
+using hwsig::Histogram;
+
+namespace {
+
+hwsig::Snapshot sample()
+{
+	hwsig::Snapshot s;
+	s.mono_ns = 123456789012345ull;
+	s.realtime_ns = 1795462893733518768ull;
+	s.add_counter("pmu.cycles", "cpu:3", 1e15 + 0.25, "kmod", 0.4375);
+	s.add_counter("stat.total", "system", 118514, "procfs");
+	s.add_gauge("thermal.headroom_c", "zone:x86_pkg_temp", -1.5, "sysfs");
+	Histogram h;
+	h.layout = Histogram::Layout::LinearLog2;
+	h.counts = {0, 7, 0, 18446744073709551615ull};
+	s.add_histogram("bpf.vhost_depth", "vq:4242:0:rx", h, "bpf");
+	s.add_unavailable("cpu.ipc", "system", "no PMU\twith a tab\nand a newline \\ backslash");
+	return s;
+}
+
+} // namespace
+
+TEST_CASE("a snapshot crosses the socket bit for bit", "[wire]")
+{
+	hwsig::Vm vm;
+	vm.pid = 4242;
+	vm.name = "web\t\"01\"\\";
+	vm.vcpu_tids = {4243, 4244};
+	vm.vhost_tids = {4250};
+	vm.taps = {"vnet0", "vnet1"};
+	auto text = hwsig::encode_snapshot(sample(), {vm}, {"cpu.ipc", "sched.steal_ratio"});
+	auto got = hwsig::decode_snapshot(text);
+	CHECK(got.snapshot.mono_ns == 123456789012345ull);
+	CHECK(got.snapshot.realtime_ns == 1795462893733518768ull);
+	const auto *c = got.snapshot.counter("pmu.cycles", "cpu:3");
+	REQUIRE(c);
+	CHECK(c->value == 1e15 + 0.25); // exact: %.17g
+	CHECK(c->running_fraction == 0.4375);
+	CHECK(got.snapshot.counters().at("pmu.cycles").source == "kmod");
+	REQUIRE(got.snapshot.gauge("thermal.headroom_c", "zone:x86_pkg_temp"));
+	CHECK(*got.snapshot.gauge("thermal.headroom_c", "zone:x86_pkg_temp") == -1.5);
+	const auto *h = got.snapshot.histogram("bpf.vhost_depth", "vq:4242:0:rx");
+	REQUIRE(h);
+	CHECK(h->layout == Histogram::Layout::LinearLog2);
+	CHECK(h->counts == std::vector<std::uint64_t>{0, 7, 0, 18446744073709551615ull});
+	REQUIRE(got.snapshot.unavailable().size() == 1);
+	CHECK(got.snapshot.unavailable()[0].reason == "no PMU\twith a tab\nand a newline \\ backslash");
+	REQUIRE(got.vms.size() == 1);
+	CHECK(got.vms[0].name == "web\t\"01\"\\");
+	CHECK(got.vms[0].pid == 4242);
+	CHECK(got.vms[0].vcpu_tids == std::vector<int>{4243, 4244});
+	CHECK(got.vms[0].vhost_tids == std::vector<int>{4250});
+	CHECK(got.vms[0].taps == std::vector<std::string>{"vnet0", "vnet1"});
+	CHECK(got.claimed_ids == std::vector<std::string>{"cpu.ipc", "sched.steal_ratio"});
+	// And the text itself is stable.
+	CHECK(hwsig::encode_snapshot(got.snapshot, got.vms, got.claimed_ids) == text);
+}
+
+TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
+{
+	const std::string good = hwsig::encode_snapshot(sample(), {}, {"cpu.ipc"});
+	auto refused = [](const std::string &text, const char *want) {
+		try {
+			hwsig::decode_snapshot(text);
+		} catch (const hwsig::Error &e) {
+			INFO(e.what());
+			CHECK(std::strstr(e.what(), want) != nullptr);
+			return true;
+		}
+		return false;
+	};
+	CHECK(refused("", "empty"));
+	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
+	CHECK(refused("hwsig-snapshot\t2\nend\n", "version 2, this hwsigctl reads 1"));
+	CHECK(refused(good.substr(0, good.size() - 4), "truncated (no 'end')"));
+	CHECK(refused(good.substr(0, good.size() - 1), "truncated (no newline)"));
+	CHECK(refused(good + "C\tx\tsystem\tkmod\t1\t1\n", "data after 'end'"));
+	CHECK(refused("hwsig-snapshot\t1\nC\tx\tsystem\tkmod\tnan\t1\nend\n", "line 2: not a finite number"));
+	CHECK(refused("hwsig-snapshot\t1\nC\tx\tsystem\tkmod\t1\nend\n", "line 2: 'C' needs 5 fields, has 4"));
+	CHECK(refused("hwsig-snapshot\t1\nH\tx\tsystem\tbpf\t9\t1\nend\n", "unknown histogram layout 9"));
+	CHECK(refused("hwsig-snapshot\t1\nH\tx\tsystem\tbpf\t0\t1,-2\nend\n", "not an unsigned integer: '-2'"));
+	CHECK(refused("hwsig-snapshot\t1\nG\tx\\q\tsystem\tsysfs\t1\nend\n", "unknown escape"));
+	CHECK(refused("hwsig-snapshot\t1\nZ\tx\nend\n", "unknown record 'Z'"));
+	CHECK(refused("hwsig-snapshot\t1\ntime\t-1\t0\nend\n", "not an unsigned integer"));
+}
