@@ -18,8 +18,11 @@
 #     delta x (sampled span + extrapolation) / sampled span: between delta
 #     and delta x W/(W-2.2) with 1 s scrapes. Checked against that band
 #     (2% slack each side), not against the count;
+#   - the latency histogram's _count advances by the read count (within 2%),
+#     its _sum (an estimate: slot middles) lies within [1/16 x 0.75, 1.5]
+#     of the workload's wall time;
 #   - histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket[Ws]))
-#     is finite and positive;
+#     is finite, positive and at most the workload's wall time;
 #   - `promtool check metrics` on a direct scrape prints nothing.
 # Needs root (losetup, BPF). Cleans up (servers, loop device, temp dir) on exit.
 #
@@ -160,6 +163,9 @@ settle() { # settle VAR_PREFIX: sets settled_value, settled_at ("" on timeout)
 		# (more than one interval), and Prometheus has stored it.
 		if [ -n "$d" ] && [ "$d" = "$prev" ] && [ "$p" != none ] && same "$d" "$p"; then
 			settled_value=$p settled_at=$(date +%s.%N)
+			# the same scrape's (same timestamp's) latency histogram
+			settled_count=$(promq "hwsig_block_latency_seconds_count{device=\"$dev\"}")
+			settled_sum=$(promq "hwsig_block_latency_seconds_sum{device=\"$dev\"}")
 			return 0
 		fi
 		prev=$d
@@ -171,7 +177,7 @@ if ! settle; then
 	not_ok "series $sel appears in Prometheus and settles within 90 s (direct: $(scrape_value), stored: $(promq "$sel"))"
 	finish; exit
 fi
-v0=$settled_value t0=$settled_at
+v0=$settled_value t0=$settled_at c0=$settled_count s0=$settled_sum
 # Leave a few pre-workload samples inside the increase() window.
 sleep 5
 k0=$(kernel_reads)
@@ -187,7 +193,7 @@ if ! settle; then
 	not_ok "the counter settles after the workload within 90 s"
 	finish; exit
 fi
-v1=$settled_value
+v1=$settled_value c1=$settled_count s1=$settled_sum
 sleep 5
 tq=$(date +%s.%N)
 # The window starts after the "before" sample was stored and settled.
@@ -214,17 +220,42 @@ sys.exit(0 if lo <= inc <= hi else 1)
 EOF
 
 if [ "$standin" = node_exporter ]; then
-	echo "# skip: histogram_quantile (the stand-in has no latency histogram)"
+	echo "# skip: latency histogram checks (the stand-in has none)"
 else
+	# One latency per request, each inside the one dd's wall time.
+	# _sum is an estimate (each value at its log2 slot's middle: within
+	# 0.75..1.5 of the truth, Documentation/prometheus.rst); the latency is
+	# most of a loop device's pread (test_block_truth: at least 1/16).
+	wall=$(python3 -c "print($te - $ts)")
+	python3 - "$c0" "$c1" "$READS" <<'EOF' && ok "latency _count delta $c1 - $c0 within 2% of $READS" || not_ok "latency _count delta $c1 - $c0 within 2% of $READS"
+import sys
+try:
+    d = float(sys.argv[2]) - float(sys.argv[1])
+except ValueError:
+    sys.exit(1)
+n = int(sys.argv[3])
+print(f"# latency samples {d:.0f} vs {n} reads")
+sys.exit(0 if abs(d - n) <= 0.02 * n else 1)
+EOF
+	python3 - "$s0" "$s1" "$wall" <<'EOF' && ok "latency _sum delta within [wall/16 x 0.75, wall x 1.5] of the dd's $wall s" || not_ok "latency _sum delta within [wall/16 x 0.75, wall x 1.5] of the dd's $wall s"
+import sys
+try:
+    d = float(sys.argv[2]) - float(sys.argv[1])
+except ValueError:
+    sys.exit(1)
+wall = float(sys.argv[3])
+print(f"# latency _sum delta {d:.4f} s over a {wall:.4f} s workload ({100 * d / wall:.0f}%)")
+sys.exit(0 if wall / 16 * 0.75 <= d <= wall * 1.5 else 1)
+EOF
 	q=$(promq "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s]))")
-	python3 - "$q" <<'EOF' && ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0" || not_ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0"
+	python3 - "$q" "$wall" <<'EOF' && ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0, <= the workload's $wall s" || not_ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0, <= the workload's $wall s"
 import math, sys
 try:
     q = float(sys.argv[1])
 except ValueError:
     sys.exit(1)
 print(f"# p99 latency {q * 1e6:.1f} us")
-sys.exit(0 if math.isfinite(q) and q > 0 else 1)
+sys.exit(0 if math.isfinite(q) and 0 < q <= float(sys.argv[2]) else 1)
 EOF
 fi
 
