@@ -1,7 +1,8 @@
 #!/bin/bash
 # hwsigd under hostile and heavy HTTP clients: malformed request lines,
 # headers over 64 KiB, unknown paths and methods, slowloris half requests,
-# 200 concurrent scrapers. The daemon runs on a fixture root with --bpf none
+# drip slowloris beyond the connection limit, 200 concurrent scrapers.
+# The daemon runs on a fixture root with --bpf none
 # --pmu off (no root or BPF needed), sampling every second; the clients and
 # the acceptable answers are in test_http_faults.py (its header says which
 # answers are acceptable and why). Checks: every answer acceptable, the
