@@ -14,6 +14,7 @@
 # (harness development only: the hwsig_* checks fail there).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 
 fixture=${FIXTURE:-$top/tests/unit/fixtures/xeon-2s-256cpu-8node}
@@ -47,13 +48,14 @@ if ! curl -sf --max-time 5 -o /dev/null "http://127.0.0.1:$port/metrics"; then
 fi
 ok "daemon answers GET /metrics on 127.0.0.1:$port"
 
+read -ra extra <<<"${FAULTS_ARGS:-}"  # more options for test_http_faults.py
 while IFS= read -r line; do
 	case $line in
 	"ok - "*) ok "${line#ok - }" ;;
 	"not ok - "*) not_ok "${line#not ok - }" ;;
 	*) echo "$line" ;;
 	esac
-done < <(timeout 300 python3 "$here/test_http_faults.py" --port "$port" --pid "$pid" --interval "$interval" ${FAULTS_ARGS:-} 2>&1)
+done < <(timeout 300 python3 "$here/test_http_faults.py" --port "$port" --pid "$pid" --interval "$interval" "${extra[@]}" 2>&1)
 
 if [ "${HWSIG_STANDIN:-}" != node_exporter ]; then
 	if kill -0 "$pid" 2>/dev/null; then

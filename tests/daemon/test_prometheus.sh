@@ -30,6 +30,7 @@
 # prometheus-node-exporter's diskstats (harness development only; there is no
 # latency histogram there, so that check is skipped).
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 READS=${READS:-2000}
@@ -154,9 +155,9 @@ fi
 # sample equals a direct scrape of the idle counter (the "before" bracket).
 dd if="$loop" of=/dev/null bs=4096 count=16 iflag=direct status=none
 settle() { # settle VAR_PREFIX: sets settled_value, settled_at ("" on timeout)
-	local d p prev="" i
+	local d p prev=""
 	settled_value="" settled_at=""
-	for i in $(seq 60); do
+	for _ in $(seq 60); do
 		d=$(scrape_value)
 		p=$(promq "$sel")
 		# idle: the daemon's value unchanged over two polls 1.5 s apart
@@ -198,7 +199,7 @@ sleep 5
 tq=$(date +%s.%N)
 # The window starts after the "before" sample was stored and settled.
 W=$(python3 -c "import math; print(int(math.floor($tq - $t0)) - 1)")
-python3 - "$v0" "$v1" "$READS" <<'EOF' && ok "delta of instant queries: $v1 - $v0 within 2% of $READS" || not_ok "delta of instant queries: $v1 - $v0 within 2% of $READS"
+check "delta of instant queries: $v1 - $v0 within 2% of $READS" python3 - "$v0" "$v1" "$READS" <<'EOF'
 import sys
 v0, v1, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 d = v1 - v0
@@ -206,8 +207,8 @@ print(f"# delta {d:.0f} vs {n} reads: {100 * (d - n) / n:+.2f}%")
 sys.exit(0 if abs(d - n) <= 0.02 * n else 1)
 EOF
 
-inc=$(promq "increase($sel[${W}s])")
-python3 - "$inc" "$v0" "$v1" "$W" <<'EOF' && ok "increase($sel[${W}s]) = $inc within Prometheus's extrapolation band" || not_ok "increase($sel[${W}s]) = $inc within Prometheus's extrapolation band"
+inc=$(promq "increase(${sel}[${W}s])")
+check "increase(${sel}[${W}s]) = $inc within Prometheus's extrapolation band" python3 - "$inc" "$v0" "$v1" "$W" <<'EOF'
 import sys
 try:
     inc = float(sys.argv[1])
@@ -227,7 +228,7 @@ else
 	# 0.75..1.5 of the truth, Documentation/prometheus.rst); the latency is
 	# most of a loop device's pread (test_block_truth: at least 1/16).
 	wall=$(python3 -c "print($te - $ts)")
-	python3 - "$c0" "$c1" "$READS" <<'EOF' && ok "latency _count delta $c1 - $c0 within 2% of $READS" || not_ok "latency _count delta $c1 - $c0 within 2% of $READS"
+	check "latency _count delta $c1 - $c0 within 2% of $READS" python3 - "$c0" "$c1" "$READS" <<'EOF'
 import sys
 try:
     d = float(sys.argv[2]) - float(sys.argv[1])
@@ -237,7 +238,7 @@ n = int(sys.argv[3])
 print(f"# latency samples {d:.0f} vs {n} reads")
 sys.exit(0 if abs(d - n) <= 0.02 * n else 1)
 EOF
-	python3 - "$s0" "$s1" "$wall" <<'EOF' && ok "latency _sum delta within [wall/16 x 0.75, wall x 1.5] of the dd's $wall s" || not_ok "latency _sum delta within [wall/16 x 0.75, wall x 1.5] of the dd's $wall s"
+	check "latency _sum delta within [wall/16 x 0.75, wall x 1.5] of the dd's $wall s" python3 - "$s0" "$s1" "$wall" <<'EOF'
 import sys
 try:
     d = float(sys.argv[2]) - float(sys.argv[1])
@@ -248,7 +249,7 @@ print(f"# latency _sum delta {d:.4f} s over a {wall:.4f} s workload ({100 * d / 
 sys.exit(0 if wall / 16 * 0.75 <= d <= wall * 1.5 else 1)
 EOF
 	q=$(promq "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s]))")
-	python3 - "$q" "$wall" <<'EOF' && ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0, <= the workload's $wall s" || not_ok "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0, <= the workload's $wall s"
+	check "histogram_quantile(0.99, rate(hwsig_block_latency_seconds_bucket{device=\"$dev\"}[${W}s])) = $q s: finite, > 0, <= the workload's $wall s" python3 - "$q" "$wall" <<'EOF'
 import math, sys
 try:
     q = float(sys.argv[1])
