@@ -5,7 +5,9 @@
 #   make bench        side-by-side benchmarks (ratios)
 #   make fuzz         run each parser fuzzer (FUZZ_SECONDS each)
 #   make mutate       plant each bug of tests/mutants/ and check a test catches it (slow)
-#   make install      install hwsigctl (PREFIX=/usr/local)
+#   make install      install hwsigctl, hwsigd, the unit, the config, the man pages
+#                     (PREFIX=/usr/local, DESTDIR=); make uninstall removes them
+#   make deb          hwsig_<VERSION>_amd64.deb and hwsig-dkms_<VERSION>_all.deb in out/deb/
 #   make kmod         build hwsig.ko against the running/selected kernel (KDIR=...)
 #   make dkms-install register, build and install the module with DKMS
 
@@ -20,7 +22,7 @@ ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build run test unit mutate bench fuzz-build fuzz install kmod dkms-install clean
+.PHONY: all deps build build-bin man run test unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
 
 all: build
 
@@ -59,8 +61,65 @@ fuzz: deps fuzz-build
 bench: build
 	@./scripts/run-bench $(BUILD)
 
-install: build
-	install -D -m 0755 $(BUILD)/hwsigctl $(DESTDIR)$(PREFIX)/sbin/hwsigctl
+# What `make install` and `make deb` ship. The unit goes where systemd looks
+# for it: /lib/systemd/system for PREFIX=/usr (Debian's place), else
+# $(PREFIX)/lib/systemd/system; the configuration is always /etc/hwsig.
+SBINDIR = $(PREFIX)/sbin
+MANDIR = $(PREFIX)/share/man/man8
+ifeq ($(PREFIX),/usr)
+UNITDIR ?= /lib/systemd/system
+else
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
+CONFDIR ?= /etc/hwsig
+CONF_SRC := userspace/daemon/hwsigd.conf
+UNIT_SRC := userspace/daemon/hwsigd.service
+MAN_PAGES := $(BUILD)/man/hwsigctl.8 $(BUILD)/man/hwsigd.8
+
+# Only the two programs (not the tests, fuzzers, benchmarks).
+build-bin: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target hwsigctl hwsigd
+
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%.8: Documentation/%.rst VERSION packaging/rst2man8
+	@mkdir -p $(@D)
+	./packaging/rst2man8 $< $@ $(VERSION)
+
+install: build-bin man
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(CONFDIR)
+	install -m 0755 -s $(BUILD)/hwsigctl $(BUILD)/hwsigd $(DESTDIR)$(SBINDIR)/
+	sed 's|^ExecStart=/usr/sbin/hwsigd|ExecStart=$(SBINDIR)/hwsigd|' $(UNIT_SRC) >$(BUILD)/hwsigd.service
+	install -m 0644 $(BUILD)/hwsigd.service $(DESTDIR)$(UNITDIR)/hwsigd.service
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/
+	@if [ -e $(DESTDIR)$(CONFDIR)/hwsigd.conf ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(CONFDIR)/hwsigd.conf"; \
+	else \
+		echo "install -m 0644 $(CONF_SRC) $(DESTDIR)$(CONFDIR)/hwsigd.conf"; \
+		install -m 0644 $(CONF_SRC) $(DESTDIR)$(CONFDIR)/hwsigd.conf; \
+	fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		getent group hwsig >/dev/null || echo "install: create the group first: addgroup --system hwsig"; \
+		echo "install: then: systemctl daemon-reload && systemctl enable --now hwsigd"; \
+	fi
+
+# Removes what install put, except a configuration file that was changed.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/hwsigctl $(DESTDIR)$(SBINDIR)/hwsigd
+	rm -f $(DESTDIR)$(UNITDIR)/hwsigd.service
+	rm -f $(DESTDIR)$(MANDIR)/hwsigctl.8 $(DESTDIR)$(MANDIR)/hwsigd.8
+	@if [ -e $(DESTDIR)$(CONFDIR)/hwsigd.conf ]; then \
+		if cmp -s $(CONF_SRC) $(DESTDIR)$(CONFDIR)/hwsigd.conf; then \
+			echo "rm -f $(DESTDIR)$(CONFDIR)/hwsigd.conf"; rm -f $(DESTDIR)$(CONFDIR)/hwsigd.conf; \
+		else \
+			echo "uninstall: keeping $(DESTDIR)$(CONFDIR)/hwsigd.conf: it was changed"; \
+		fi; \
+	fi
+	-@rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true
+
+deb: build-bin man
+	@./packaging/build-deb $(BUILD) out/deb
 
 kmod:
 	$(MAKE) -C kmod

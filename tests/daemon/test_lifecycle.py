@@ -153,7 +153,30 @@ def sighup_cases():
             d.close()
 
 
+def history():
+    """The last N intervals, bounded, served over the local socket."""
+    d = Daemon(FIXTURE + ["--interval", "0.05", "--history", "5"])
+    try:
+        d.ready(20)
+        time.sleep(1.0)
+        text = d.request("history")
+        lines = text.splitlines()
+        intervals = [line for line in lines if line.startswith("I\t")]
+        r.check("history keeps exactly --history intervals (5) after 20", len(intervals) == 5 and
+                lines[0] == "hwsig-history\t1" and lines[-1] == "end", f"{len(intervals)} intervals")
+        psi = [line.split("\t") for line in lines if line.startswith("V\tpsi.cpu_some_pct\tsystem\t")]
+        r.check("each kept interval has the fixture's PSI cpu some avg10 (5.93)", len(psi) == 5 and
+                all(float(p[3]) == 5.93 for p in psi), str(psi[:2]))
+        stamps = [int(line.split("\t")[1]) for line in intervals]
+        r.check("oldest first, 50 ms apart", stamps == sorted(stamps) and
+                all(40e6 < b - a < 200e6 for a, b in zip(stamps, stamps[1:])), str(stamps))
+    finally:
+        d.stop()
+        d.close()
+
+
 bad_config()
+history()
 ready_after_attach()
 watchdog()
 kill9_restart()

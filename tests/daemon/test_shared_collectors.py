@@ -122,6 +122,28 @@ def hist_through_daemon():
         r.check(f"hist bio -D through hwsigd: {name} counts exactly the {reads} reads", total == reads,
                 f"counted {total}; stderr {err.strip()!r}")
         r.check("hist through hwsigd holds no BPF program of its own", not held, f"holds {sorted(held)}")
+        snap = d.request("snapshot")
+        r.check(f"the daemon reports dev:{name} while it exists", f"\tdev:{name}\t" in snap)
+        # Detach, then remove the device itself (a detached loop device
+        # stays; LOOP_CTL_REMOVE deletes it as hot-unplug would).
+        rdev = os.stat(loop).st_rdev
+        numbers = f"{os.major(rdev)}:{os.minor(rdev)}"
+        subprocess.run(["losetup", "-d", loop])
+        detached, loop = loop, ""
+        import fcntl
+        ctl = os.open("/dev/loop-control", os.O_RDWR)
+        try:
+            fcntl.ioctl(ctl, 0x4C81, int(name[4:]))  # LOOP_CTL_REMOVE
+        except OSError as e:
+            r.check(f"remove {detached}", False, str(e))
+        finally:
+            os.close(ctl)
+        time.sleep(1.5)
+        snap = d.request("snapshot")
+        r.check(f"{detached} removed under the daemon: its scope goes, the daemon carries on",
+                f"\tdev:{name}\t" not in snap and d.proc.poll() is None and snap.endswith("end\n"))
+        r.check(f"... and does not come back unnamed (dev:{numbers}) with stale counts",
+                f"\tdev:{numbers}\t" not in snap)
         p = subprocess.run([HWSIGCTL, "hist", "runq", "-p", "1", "0.2", "1"], env=env, capture_output=True,
                            text=True, timeout=30)
         r.check("hist runq -p through hwsigd: refused with the way out (--no-daemon)", p.returncode == 1 and

@@ -356,9 +356,9 @@ std::optional<int> refuse_under_daemon(const KmodOptions &o)
 
 // Parses the options after the subcommand into o; returns the exit code
 // when the command ends here (--help, a bad command line).
-std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, KmodOptions &o)
+// The options of every kmod action, for parsing and for --help.
+po::options_description kmod_options(KmodOptions &o, std::uint32_t &ring_records)
 {
-	std::uint32_t ring_records = 0;
 	po::options_description visible(std::string(kUsage) + "\noptions");
 	visible.add_options()
 		("help,h", "this help")
@@ -373,6 +373,13 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 		("force", po::bool_switch(&o.force), "start, stop: even while hwsigd samples the module")
 		("per-cpu,A", po::bool_switch(&o.per_cpu), "status: one line per event and CPU")
 		("last,n", po::value<unsigned>(&o.last), "records: newest records shown per CPU (default 5)");
+	return visible;
+}
+
+std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, KmodOptions &o)
+{
+	std::uint32_t ring_records = 0;
+	po::options_description visible = kmod_options(o, ring_records);
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /sys and /dev (tests)");
 	po::variables_map vars;
@@ -411,7 +418,9 @@ namespace hwsigctl {
 int cmd_kmod(const std::vector<std::string> &args)
 {
 	if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-		std::cout << kUsage << "\n" << kExamples;
+		KmodOptions shown;
+		std::uint32_t ring_records = 0;
+		std::cout << kmod_options(shown, ring_records) << "\n" << kExamples;
 		return args.empty() ? 2 : 0;
 	}
 	KmodOptions o;

@@ -1,5 +1,7 @@
 #include "history.h"
 
+#include <cstdio>
+
 namespace hwsigd {
 
 namespace {
@@ -63,6 +65,30 @@ void History::compact_keys()
 			k = static_cast<std::uint32_t>(remap[k]);
 		}
 	keys_ = std::move(kept);
+}
+
+std::string encode_history(const History &h)
+{
+	std::string out = "hwsig-history\t1\n";
+	char num[64];
+	for (const auto &e : h.entries()) {
+		std::snprintf(num, sizeof(num), "%.17g", e.interval_s);
+		out += "I\t" + std::to_string(e.realtime_ns) + "\t" + num + "\n";
+		for (const auto &[k, v] : e.values) {
+			const auto &key = h.key(k);
+			std::snprintf(num, sizeof(num), "%.17g", v);
+			// Ids and scopes hold no tabs or newlines (catalog ids; VM
+			// names are escaped by the snapshot wire, not here): replace
+			// them rather than let a VM name break the line structure.
+			std::string scope = key.scope;
+			for (char &c : scope)
+				if (c == '\t' || c == '\n')
+					c = ' ';
+			out += "V\t" + key.id + "\t" + scope + "\t" + num + "\n";
+		}
+	}
+	out += "end\n";
+	return out;
 }
 
 } // namespace hwsigd

@@ -45,4 +45,9 @@ private:
 	std::unordered_map<std::string, std::uint32_t> index_; // id + '\0' + scope
 };
 
+// The local socket's answer to "history": a version line, then per
+// interval "I <TAB> realtime_ns <TAB> interval_s" and its "V <TAB> id <TAB>
+// scope <TAB> value" lines, oldest first, then "end".
+std::string encode_history(const History &h);
+
 } // namespace hwsigd

@@ -34,6 +34,8 @@ std::uint64_t mono_now()
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+constexpr std::uint64_t kMinFreshNs = 10'000'000; // hwsigctl stat's shortest interval
+
 std::uint64_t to_ns(double s)
 {
 	return static_cast<std::uint64_t>(std::llround(s * 1e9));
@@ -63,7 +65,7 @@ hwsig::SourceOptions source_options(const Config &cfg)
 // What /metrics renders: the latest snapshot and what came with it.
 struct Published {
 	std::uint64_t seq = 0;
-	hwsig::Snapshot snapshot;
+	std::shared_ptr<const hwsig::Snapshot> snapshot; // also the loop's previous one
 	std::vector<hwsig::UnavailableNote> unavailable;
 	std::vector<hwsig::Vm> vms;
 	std::vector<hwsig::SelfMetric> self;
@@ -89,7 +91,7 @@ public:
 		if (cache_[i].seq != latest_->seq || cache_[i].body.empty()) {
 			const std::uint64_t start = mono_now();
 			hwsig::ExportInput in;
-			in.snapshot = &latest_->snapshot;
+			in.snapshot = latest_->snapshot.get();
 			in.unavailable = &latest_->unavailable;
 			in.vms = &latest_->vms;
 			in.per_cpu = latest_->per_cpu;
@@ -136,17 +138,23 @@ public:
 private:
 	bool start();
 	void tick(std::uint64_t deadline);
-	void publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv);
+	void publish(std::shared_ptr<const hwsig::Snapshot> cur, const hwsig::Interval &iv);
 	void reload();
 	std::string answer_local(const std::string &request);
 	void watchdog(std::uint64_t now);
 
 	Config cfg_;
+	std::mutex history_mu_; // the loop adds, the local socket reads
 	History history_;
 	std::mutex sampler_mu_; // the loop and the local socket both take snapshots
 	std::unique_ptr<hwsig::Sampler> sampler_;
 	std::vector<std::string> claimed_;
-	std::optional<hwsig::Snapshot> prev_;
+	std::shared_ptr<const hwsig::Snapshot> prev_;
+	// On-demand snapshots for the local socket, at most one per
+	// kMinFreshNs: a reader asking in a loop gets the same answer
+	// instead of making the daemon burn a CPU.
+	std::uint64_t fresh_at_ns_ = 0;
+	std::string fresh_text_;
 	Exposition exposition_;
 	std::unique_ptr<HttpServer> http_;
 	std::unique_ptr<LocalServer> local_;
@@ -162,12 +170,8 @@ bool Service::start()
 		kmod_ = std::make_unique<KmodOwnership>(cfg_);
 		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
 		claimed_ = sampler_->claimed_ids();
-		// Collectors attach on their first collect: READY comes after it.
-		{
-			std::lock_guard lock(sampler_mu_);
-			prev_ = sampler_->take();
-		}
-		kmod_->after_attach();
+		// Bind first: an address in use or a live daemon on the socket
+		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
 			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](std::string_view path, std::string_view accept) {
 				return route(exposition_, path, accept);
@@ -175,6 +179,12 @@ bool Service::start()
 		if (cfg_.socket != "none")
 			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
 							       [this](const std::string &r) { return answer_local(r); });
+		// Collectors attach on their first collect: READY comes after it.
+		{
+			std::lock_guard lock(sampler_mu_);
+			prev_ = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+		}
+		kmod_->after_attach();
 	} catch (const std::exception &e) {
 		log(Level::Error, "%s", e.what());
 		return false;
@@ -186,8 +196,17 @@ std::string Service::answer_local(const std::string &request)
 {
 	if (request == "snapshot") {
 		std::lock_guard lock(sampler_mu_);
-		hwsig::Snapshot s = sampler_->take();
-		return hwsig::encode_snapshot(s, sampler_->vms(), claimed_);
+		const std::uint64_t now = mono_now();
+		if (fresh_text_.empty() || now - fresh_at_ns_ >= kMinFreshNs) {
+			hwsig::Snapshot s = sampler_->take();
+			fresh_text_ = hwsig::encode_snapshot(s, sampler_->vms(), claimed_);
+			fresh_at_ns_ = now;
+		}
+		return fresh_text_;
+	}
+	if (request == "history") {
+		std::lock_guard lock(history_mu_);
+		return encode_history(history_);
 	}
 	if (request == "status") {
 		char buf[128];
@@ -195,14 +214,14 @@ std::string Service::answer_local(const std::string &request)
 			      kmod_ && kmod_->uses_module() ? 1 : 0, cfg_.interval);
 		return buf;
 	}
-	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, status)\n";
+	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, status)\n";
 }
 
-void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
+void Service::publish(std::shared_ptr<const hwsig::Snapshot> cur, const hwsig::Interval &iv)
 {
 	auto p = std::make_shared<Published>();
 	p->seq = ++seq_;
-	p->snapshot = cur;
+	p->snapshot = std::move(cur);
 	p->unavailable = iv.unavailable;
 	p->per_cpu = cfg_.per_cpu;
 	{
@@ -224,8 +243,11 @@ void Service::publish(const hwsig::Snapshot &cur, const hwsig::Interval &iv)
 			   false, {}, lateness_s_});
 	p->self.push_back({"hwsig_snapshot_lateness_max_seconds", "The latest any snapshot started since hwsigd started",
 			   false, {}, lateness_max_s_});
-	p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
-			   static_cast<double>(history_.size())});
+	{
+		std::lock_guard lock(history_mu_);
+		p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
+				   static_cast<double>(history_.size())});
+	}
 	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
 	for (auto &m : kmod_->self_metrics())
 		p->self.push_back(std::move(m));
@@ -237,17 +259,20 @@ void Service::tick(std::uint64_t deadline)
 	const std::uint64_t start = mono_now();
 	lateness_s_ = start > deadline ? static_cast<double>(start - deadline) * 1e-9 : 0;
 	lateness_max_s_ = std::max(lateness_max_s_, lateness_s_);
-	hwsig::Snapshot cur;
+	std::shared_ptr<const hwsig::Snapshot> cur;
 	{
 		std::lock_guard lock(sampler_mu_);
-		cur = sampler_->take();
+		cur = std::make_shared<const hwsig::Snapshot>(sampler_->take());
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
-	hwsig::Interval iv = hwsig::derive(*prev_, cur, claimed_);
-	history_.add(iv, cfg_.per_cpu);
-	publish(cur, iv);
-	prev_ = std::move(cur);
+	hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
+	{
+		std::lock_guard lock(history_mu_);
+		history_.add(iv, cfg_.per_cpu);
+	}
+	prev_ = cur;
+	publish(std::move(cur), iv);
 }
 
 void Service::reload()
@@ -273,7 +298,10 @@ void Service::reload()
 		cfg_.per_cpu = fresh.per_cpu;
 		cfg_.history = fresh.history;
 		cfg_.log_level = fresh.log_level;
-		history_.set_capacity(cfg_.history);
+		{
+			std::lock_guard lock(history_mu_);
+			history_.set_capacity(cfg_.history);
+		}
 		set_log_level(cfg_.log_level);
 		log(Level::Info, "SIGHUP: configuration re-read (interval %g s, per-cpu %s, history %u)", cfg_.interval,
 		    cfg_.per_cpu ? "true" : "false", cfg_.history);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "hwsig/error.h"
 
@@ -108,6 +109,32 @@ template <typename U> U to_unsigned(std::string_view s, std::size_t line)
 	if (ec != std::errc() || p != s.data() + s.size() || s.empty())
 		bad(line, "not an unsigned integer: '" + std::string(s) + "'");
 	return v;
+}
+
+// A pid or tid: digits only, at most INT_MAX (what /proc can name).
+int to_id(std::string_view s, std::size_t line)
+{
+	unsigned v = to_unsigned<unsigned>(s, line);
+	if (v > static_cast<unsigned>(std::numeric_limits<int>::max()))
+		bad(line, "process id out of range: '" + std::string(s) + "'");
+	return static_cast<int>(v);
+}
+
+std::vector<int> to_ids(const std::string &s, std::size_t line)
+{
+	std::vector<int> out;
+	if (s.empty())
+		return out;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t comma = s.find(',', start);
+		out.push_back(to_id(std::string_view(s.data() + start,
+						     (comma == std::string::npos ? s.size() : comma) - start),
+				    line));
+		if (comma == std::string::npos)
+			return out;
+		start = comma + 1;
+	}
 }
 
 template <typename U> std::vector<U> to_list(const std::string &s, std::size_t line)
@@ -251,10 +278,10 @@ SharedSnapshot decode_snapshot(std::string_view text)
 		} else if (kind == "vm") {
 			want(6);
 			Vm vm;
-			vm.pid = static_cast<int>(to_unsigned<unsigned>(f[1], line));
+			vm.pid = to_id(f[1], line);
 			vm.name = f[2];
-			vm.vcpu_tids = to_list<int>(f[3], line);
-			vm.vhost_tids = to_list<int>(f[4], line);
+			vm.vcpu_tids = to_ids(f[3], line);
+			vm.vhost_tids = to_ids(f[4], line);
 			vm.taps = to_names(f[5]);
 			s.vms.push_back(std::move(vm));
 		} else if (kind == "C") {

@@ -5,6 +5,7 @@
 #include "block_collector.h"
 #include "hwsig/block_device.h"
 #include "hwsig/catalog.h"
+#include "hwsig/fs.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "source_bpf_lazy.h"
@@ -31,7 +32,15 @@ public:
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
 		collector_.collect(snap, block_ids(), [&](BlockCollector &collector) {
+			const bool have_sysfs = path_exists(join_path(ctx.root, "sys/dev/block"));
 			for (const auto &[dev, c] : collector.devices()) {
+				// A device that went away (hot-unplug, a removed loop
+				// device) keeps its counts in the map; reporting them
+				// under MAJ:MIN would bring it back as a stranger.
+				if (have_sysfs && !path_exists(join_path(ctx.root, "sys/dev/block/" +
+										std::to_string(kdev_major(dev)) + ":" +
+										std::to_string(kdev_minor(dev)))))
+					continue;
 				std::string scope = "dev:" + block_dev_label(ctx.root, dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);

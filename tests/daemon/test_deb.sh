@@ -1,0 +1,181 @@
+#!/bin/bash
+# `make deb`, then the two packages on this machine: dpkg -i both, their
+# files, the conffile, the hwsig group, the unit enabled, Depends covering
+# every shared library the programs need, DKMS having built and installed
+# hwsig/<VERSION> for the installed header sets; a reinstall keeps a changed
+# conffile; dpkg --purge both leaves nothing behind (the hwsig group stays,
+# as hwsig's postrm explains; this test removes it again if it created it).
+# Refuses (not ok) to touch a machine where hwsig is already registered
+# with DKMS (make dkms-install) or either package is installed.
+# Needs root, dpkg and dkms; the DKMS builds take a minute or two.
+source "$(dirname "$0")/lib.sh"
+
+version=$(cat "$top/VERSION")
+arch=$(dpkg --print-architecture)
+out=$top/out/deb
+deb=$out/hwsig_${version}_${arch}.deb
+dkms_deb=$out/hwsig-dkms_${version}_all.deb
+tmp=$(mktemp -d)
+
+if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null || ! command -v dkms >/dev/null; then
+	not_ok "needs root, dpkg and dkms"
+	finish
+	exit
+fi
+if [ -n "$(dkms status -m hwsig 2>/dev/null)" ]; then
+	not_ok "hwsig is already registered with DKMS ($(dkms status -m hwsig | head -1)): not touching it; remove it first (dkms remove hwsig/$version --all) to run this test"
+	finish
+	exit
+fi
+for p in hwsig hwsig-dkms; do
+	if dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qv '^not-installed$'; then
+		not_ok "package $p is already on this machine: not touching it"
+		finish
+		exit
+	fi
+done
+if compgen -G "/usr/src/hwsig-*" >/dev/null; then
+	not_ok "/usr/src/hwsig-* exists (an unregistered make dkms-install?): not touching it"
+	finish
+	exit
+fi
+group_before=$(getent group hwsig || true)
+
+cleanup() {
+	dpkg --purge hwsig hwsig-dkms >/dev/null 2>&1
+	# Test hygiene, not package behaviour: the group this test made goes.
+	if [ -z "$group_before" ] && getent group hwsig >/dev/null; then
+		delgroup --system --quiet hwsig >/dev/null 2>&1 || groupdel hwsig
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! make --no-print-directory -C "$top" deb BUILD="$build" >"$tmp/make.log" 2>&1; then
+	not_ok "make deb"
+	tail -20 "$tmp/make.log" | sed 's/^/    /'
+	finish
+	exit
+fi
+check "make deb: $(basename "$deb") ($(stat -c %s "$deb" 2>/dev/null) bytes)" test -s "$deb"
+check "make deb: $(basename "$dkms_deb") ($(stat -c %s "$dkms_deb" 2>/dev/null) bytes)" test -s "$dkms_deb"
+
+# --- the packages' metadata ---------------------------------------------
+field() { dpkg-deb -f "$1" "$2"; }
+check "hwsig: conffiles lists /etc/hwsig/hwsigd.conf" \
+	bash -c "dpkg-deb --ctrl-tarfile '$deb' | tar -xO ./conffiles | grep -qx /etc/hwsig/hwsigd.conf"
+depends=$(field "$deb" Depends)
+# Every library the programs link (NEEDED; the libraries' own needs are
+# their packages' business) comes from a package that Depends names.
+dep_pkgs=$(sed 's/([^)]*)//g; s/|/,/g' <<<"$depends" | tr ',' '\n' | awk '{ print $1 }')
+missing=
+for bin in hwsigd hwsigctl; do
+	for soname in $(readelf -d "$build/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		lib=$(ldd "$build/$bin" | awk -v n="$soname" '$1 == n { print $3 }')
+		pkg=
+		for path in "$lib" "$(readlink -f "$lib")" "/usr$lib" "${lib#/usr}"; do
+			pkg=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1)
+			[ -n "$pkg" ] && break
+		done
+		if [ -z "$pkg" ]; then
+			missing+=" $soname(no package owns $lib)"
+		elif ! grep -qxF "$pkg" <<<"$dep_pkgs"; then
+			missing+=" $pkg($soname)"
+		fi
+	done
+done
+if [ -z "$missing" ]; then ok "hwsig: Depends covers every library hwsigd and hwsigctl load"; else
+	not_ok "hwsig: Depends ($depends) lacks:$missing"
+fi
+check "hwsig: Depends on adduser (postinst's addgroup)" grep -q 'adduser' <<<"$depends"
+check "hwsig-dkms: Architecture all, Depends dkms" \
+	bash -c "[ \"\$(dpkg-deb -f '$dkms_deb' Architecture)\" = all ] && dpkg-deb -f '$dkms_deb' Depends | grep -qw dkms"
+dpkg-deb -c "$dkms_deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$tmp/dkms.contents"
+for f in dkms.conf VERSION kmod/Makefile kmod/Kbuild include/uapi/linux/hwsig.h; do
+	grep -qx "/usr/src/hwsig-$version/$f" "$tmp/dkms.contents" || not_ok "hwsig-dkms lacks /usr/src/hwsig-$version/$f"
+done
+ok "hwsig-dkms: /usr/src/hwsig-$version holds dkms.conf, VERSION, kmod/, the uapi header"
+
+# --- install -------------------------------------------------------------
+if dpkg -i "$deb" "$dkms_deb" >"$tmp/install.log" 2>&1; then
+	ok "dpkg -i both"
+else
+	not_ok "dpkg -i both"
+	tail -20 "$tmp/install.log" | sed 's/^/    /'
+fi
+grep 'hwsig-dkms:' "$tmp/install.log" | sed 's/^/    /'
+for p in hwsig hwsig-dkms; do
+	check "$p: installed" bash -c "dpkg-query -W -f='\${db:Status-Status}' $p | grep -qx installed"
+	dpkg -L "$p" >"$tmp/$p.list" 2>/dev/null
+	absent=$(while read -r f; do [ -e "$f" ] || echo "$f"; done <"$tmp/$p.list")
+	check "$p: every path of dpkg -L exists ($(wc -l <"$tmp/$p.list") paths)" test -z "$absent"
+done
+for f in /usr/sbin/hwsigd /usr/sbin/hwsigctl /lib/systemd/system/hwsigd.service /etc/hwsig/hwsigd.conf \
+	/usr/share/man/man8/hwsigd.8.gz /usr/share/man/man8/hwsigctl.8.gz /usr/share/doc/hwsig/copyright; do
+	grep -qx "$f" "$tmp/hwsig.list" || not_ok "dpkg -L hwsig lacks $f"
+done
+ok "dpkg -L hwsig: programs, unit, conffile, man pages, copyright"
+check "hwsig: /etc/hwsig/hwsigd.conf is a conffile" \
+	bash -c "dpkg-query -W -f='\${Conffiles}' hwsig | grep -q '^ /etc/hwsig/hwsigd.conf '"
+check "/usr/sbin/hwsigd --version says $version" bash -c "/usr/sbin/hwsigd --version | grep -qx 'hwsigd $version'"
+check "man hwsigd finds the installed page" bash -c "man -w hwsigd | grep -qx /usr/share/man/man8/hwsigd.8.gz"
+check "the hwsig group exists" bash -c "getent group hwsig >/dev/null"
+check "postinst enabled hwsigd.service (deb-systemd-helper)" \
+	test -L /etc/systemd/system/multi-user.target.wants/hwsigd.service
+
+# --- DKMS ----------------------------------------------------------------
+dkms status -m hwsig -v "$version" >"$tmp/dkms.status" 2>&1
+sed 's/^/    /' "$tmp/dkms.status"
+installed=$(grep -E ": installed" "$tmp/dkms.status" | sed -E 's/^[^,]*, ([^,]*),.*/\1/' | sort)
+if [ -n "$installed" ]; then
+	ok "dkms status: hwsig/$version installed for $(echo $installed)"
+else
+	not_ok "dkms status: hwsig/$version installed for no kernel"
+fi
+for k in /lib/modules/*/build; do
+	[ -e "$k/include" ] || continue
+	k=${k#/lib/modules/}; k=${k%/build}
+	if grep -qx "$k" <<<"$installed"; then
+		ko=$(find "/lib/modules/$k/updates" -name 'hwsig.ko*' 2>/dev/null | head -1)
+		if [ -n "$ko" ] && [ "$(modinfo -F version "$ko")" = "$version" ]; then
+			ok "$k: $ko, version $version"
+		else
+			not_ok "$k: no hwsig.ko of version $version under /lib/modules/$k/updates"
+		fi
+	else
+		not_ok "$k has headers but hwsig is not installed for it"
+	fi
+done
+
+# --- a changed conffile survives a reinstall (upgrade path of postinst) ----
+echo "interval = 2" >>/etc/hwsig/hwsigd.conf
+if dpkg -i --force-confold "$deb" >"$tmp/reinstall.log" 2>&1 && grep -qx 'interval = 2' /etc/hwsig/hwsigd.conf; then
+	ok "reinstall keeps a changed conffile"
+else
+	not_ok "reinstall: $(tail -3 "$tmp/reinstall.log")"
+fi
+
+# --- purge ---------------------------------------------------------------
+if dpkg --purge hwsig hwsig-dkms >"$tmp/purge.log" 2>&1; then ok "dpkg --purge both"; else
+	not_ok "dpkg --purge both"; tail -10 "$tmp/purge.log" | sed 's/^/    /'
+fi
+for p in hwsig hwsig-dkms; do
+	check "$p: gone from dpkg's database" \
+		bash -c "! dpkg-query -W -f='\${db:Status-Status}' $p 2>/dev/null | grep -qv '^not-installed$'"
+done
+# Files (not the shared directories such as /usr/sbin) of both lists.
+left=$(cat "$tmp/hwsig.list" "$tmp/hwsig-dkms.list" | while read -r f; do
+	[ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done)
+check "no file of either package is left" test -z "$left"
+check "no /usr/src/hwsig-*" bash -c '! compgen -G "/usr/src/hwsig-*" >/dev/null'
+check "no DKMS tree entry /var/lib/dkms/hwsig" test ! -e /var/lib/dkms/hwsig
+check "dkms status knows no hwsig" bash -c '[ -z "$(dkms status -m hwsig 2>/dev/null)" ]'
+check "no hwsig.ko left under /lib/modules" bash -c '[ -z "$(find /lib/modules -name "hwsig.ko*" 2>/dev/null)" ]'
+check "no /etc/hwsig (the conffile, changed, is purged too)" test ! -e /etc/hwsig
+check "no enablement left (wants link, deb-systemd-helper state)" \
+	bash -c '[ ! -e /etc/systemd/system/multi-user.target.wants/hwsigd.service ] &&
+		[ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
+			-name "*hwsigd*" 2>/dev/null)" ] && [ ! -L /etc/systemd/system/hwsigd.service ]'
+check "the hwsig group is kept on purge (see hwsig's postrm)" bash -c "getent group hwsig >/dev/null"
+
+finish
