@@ -7,7 +7,10 @@
 # hwsigd (BPF block collector) exports hwsig_block_reads_total{device="loopN"};
 # Prometheus, started here on 127.0.0.1 with a temp config and TSDB, scrapes it
 # every second. Checks, each printing its numbers:
-#   - up{job="hwsigd"} == 1;
+#   - up{job="hwsigd"} == 1, and Prometheus reports the target healthy with
+#     no scrape error (Prometheus 2.42 asks for OpenMetrics first and hwsigd
+#     answers with it: the counts below went through that exposition, while
+#     promtool reads the 0.0.4 text of a plain curl);
 #   - the counter's delta between two instant queries bracketing the reads
 #     equals the read count within 2%. This is the exact figure: each instant
 #     query returns a stored sample, and the brackets are taken when the
@@ -142,6 +145,20 @@ if [ "$up" = 1 ]; then ok "up{job=\"hwsigd\"} == 1"; else
 	not_ok "up{job=\"hwsigd\"} == 1 (got $up)"
 	sed 's/^/# prometheus: /' "$tmp/prometheus.log" | tail -10
 fi
+# Prometheus's own view of the target: healthy, no scrape error, and the
+# format it negotiated (2.42 asks for OpenMetrics first: the checks below
+# read what the OpenMetrics exposition carried).
+target=$(curl -sf --max-time 5 "http://127.0.0.1:$pport/api/v1/targets" | python3 -c '
+import json, sys
+try:
+    t = json.load(sys.stdin)["data"]["activeTargets"][0]
+except (ValueError, KeyError, IndexError):
+    print("none||"); sys.exit()
+print("%s|%s|%s" % (t.get("health"), t.get("lastError", ""), t.get("scrapeUrl")))')
+health=${target%%|*} rest=${target#*|}
+scrape_error=${rest%%|*}
+target_ok() { [ "$health" = up ] && [ -z "$scrape_error" ]; }
+check "Prometheus's target ${rest#*|}: health $health, scrape error '$scrape_error' (want up, none)" target_ok
 
 # promtool on a direct scrape: no output, exit 0
 lint=$(curl -sf --max-time 5 "$target_url" | promtool check metrics 2>&1)
