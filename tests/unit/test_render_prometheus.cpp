@@ -520,3 +520,20 @@ TEST_CASE("prometheus: label values that differ only in leading zeros are two se
 	      std::vector<std::string>{"hwsig_block_reads_total{device=\"sd07\"} 1",
 				       "hwsig_block_reads_total{device=\"sd7\"} 2"});
 }
+
+TEST_CASE("prometheus: per-VM PMU counts and their running ratio", "[render_prometheus]")
+{
+	Snapshot s;
+	s.add_counter(series::kPmuCycles, "system", 4000, "perf", 0.5);
+	s.add_counter(series::kPmuCycles, "vm:web01", 1000, "perf", 0.25);
+	s.add_counter(series::kPmuCycles, "pid:4242", 10, "perf", 0.125);
+	std::string t = render(s);
+	check_structure(t);
+	CHECK(grep(t, "hwsig_cpu_cycles_total") == std::vector<std::string>{"hwsig_cpu_cycles_total 4000"});
+	CHECK(grep(t, "hwsig_vm_cpu_cycles_total") ==
+	      std::vector<std::string>{"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 1000"});
+	CHECK(grep(t, "hwsig_pmu_running_ratio{") ==
+	      std::vector<std::string>{"hwsig_pmu_running_ratio{counter=\"hwsig_cpu_cycles_total\"} 0.5",
+				       "hwsig_pmu_running_ratio{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 0.25"});
+	CHECK(t.find("0.125") == std::string::npos); // pid:N is not exported
+}
