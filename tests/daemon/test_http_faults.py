@@ -323,6 +323,34 @@ def drip():
             s.close()
 
 
+def drip_deadline():
+    """One client that never goes idle (a header byte every second) is
+    still closed: a request must arrive whole within the deadline (5 s)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(1)
+    s.connect((HOST, args.port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Drip: ")
+    t0 = time.monotonic()
+    closed_after = None
+    try:
+        while time.monotonic() - t0 < 15:
+            try:
+                s.send(b"a")
+                if s.recv(4096) == b"":
+                    closed_after = time.monotonic() - t0
+                    break
+            except socket.timeout:
+                continue
+            except OSError:
+                closed_after = time.monotonic() - t0
+                break
+    finally:
+        s.close()
+    check(closed_after is not None and closed_after < 8,
+          f"drip deadline: a client sending a header byte every second is closed after "
+          f"{closed_after if closed_after is None else round(closed_after, 1)} s (want < 8 s: deadline 5 s, checked every 1 s)")
+
+
 def storm():
     n, dur = args.scrapers, args.storm_seconds
     outcomes = {}
@@ -423,7 +451,7 @@ def main():
     note(f"before: RSS {rss0 / 1024:.1f} MB, hwsig_snapshots_total {s0}")
 
     parts = [("malformed", malformed), ("headers", big_headers), ("paths", paths_and_methods),
-             ("slowloris", slowloris), ("drip", drip), ("storm", storm)]
+             ("slowloris", slowloris), ("drip", drip), ("drip-deadline", drip_deadline), ("storm", storm)]
     for name, fn in parts:
         if name in skip:
             continue

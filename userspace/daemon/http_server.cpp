@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <chrono>
+#include <ctime>
 
 #include "log.h"
 
@@ -57,10 +59,30 @@ MHD_Result queue(MHD_Connection *conn, const HttpReply &reply)
 	return r;
 }
 
+std::uint64_t mono_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void on_connection(void *cls, MHD_Connection *conn, void **, MHD_ConnectionNotificationCode what)
+{
+	auto *server = static_cast<HttpServer *>(cls);
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const MHD_ConnectionInfo *info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (info)
+			server->connection_opened(conn, info->connect_fd);
+	} else {
+		server->connection_closed(conn);
+	}
+}
+
 MHD_Result on_request(void *cls, MHD_Connection *conn, const char *url, const char *method, const char *,
 		      const char *, size_t *upload_size, void **state)
 {
 	auto *server = static_cast<HttpServer *>(cls);
+	server->request_answered(conn);
 	// First call: headers only. Answer on the next one, after any body.
 	static int seen;
 	if (*state == nullptr) {
@@ -99,24 +121,75 @@ void mhd_log(void *, const char *fmt, va_list ap)
 } // namespace
 
 HttpServer::HttpServer(const std::string &listen, HttpHandler handler, HttpLimits limits)
-	: handler_(std::move(handler))
+	: handler_(std::move(handler)), limits_(limits)
 {
 	int fd = listen_on(listen);
+	// The logger first: options before it would log through MHD's own.
 	daemon_ = MHD_start_daemon(
 		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, nullptr, nullptr, &on_request, this,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limits.connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, limits.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		limits.request_memory, MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr, MHD_OPTION_END);
+		MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_CONNECTION_LIMIT, limits.connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		limits.per_ip_connections, MHD_OPTION_CONNECTION_TIMEOUT, limits.idle_timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits.request_memory, MHD_OPTION_NOTIFY_CONNECTION,
+		&on_connection, this, MHD_OPTION_END);
 	if (!daemon_) {
 		close(fd);
 		throw std::runtime_error("listen " + listen + ": the HTTP server did not start");
 	}
+	reaper_ = std::thread([this] { enforce_deadlines(); });
 }
 
 HttpServer::~HttpServer()
 {
+	{
+		std::lock_guard lock(mu_);
+		stopping_ = true;
+	}
+	stop_cv_.notify_all();
+	reaper_.join();
 	// Closes the listening socket too (MHD owns it once started).
 	MHD_stop_daemon(daemon_);
+}
+
+void HttpServer::connection_opened(const void *conn, int fd)
+{
+	std::lock_guard lock(mu_);
+	open_[conn] = {fd, mono_ns()};
+}
+
+void HttpServer::connection_closed(const void *conn)
+{
+	std::lock_guard lock(mu_);
+	open_.erase(conn);
+}
+
+void HttpServer::request_answered(const void *conn)
+{
+	std::lock_guard lock(mu_);
+	if (auto it = open_.find(conn); it != open_.end())
+		it->second.since_ns = mono_ns();
+}
+
+// Once a second: a connection that has not completed a request within the
+// deadline is shut down (not closed: the fd is libmicrohttpd's, which then
+// sees the end of the stream and cleans up on its own thread). Opening,
+// closing and this run under one mutex, and libmicrohttpd reports a close
+// before it reuses the fd, so the fd shut down is always the one recorded.
+void HttpServer::enforce_deadlines()
+{
+	const std::uint64_t deadline_ns = static_cast<std::uint64_t>(limits_.request_deadline_s) * 1000000000ull;
+	std::unique_lock lock(mu_);
+	while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+		const std::uint64_t now = mono_ns();
+		for (auto &[conn, o] : open_) {
+			if (o.fd < 0 || now - o.since_ns < deadline_ns)
+				continue;
+			log(Level::Debug, "http: a client took over %u s to send its request: closed",
+			    limits_.request_deadline_s);
+			shutdown(o.fd, SHUT_RDWR);
+			o.fd = -1; // once
+		}
+	}
 }
 
 } // namespace hwsigd

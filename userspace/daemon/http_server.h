@@ -3,9 +3,14 @@
 // make the daemon grow or stall its sampling (Documentation/hwsigd.rst).
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 struct MHD_Daemon;
 
@@ -21,8 +26,14 @@ struct HttpReply {
 using HttpHandler = std::function<HttpReply(std::string_view path, std::string_view accept)>;
 
 struct HttpLimits {
-	unsigned connections = 64;      // beyond this, new connections are closed at once
-	unsigned idle_timeout_s = 5;    // a client silent this long is dropped
+	unsigned connections = 64;        // beyond this, new ones wait in the listen queue
+	unsigned per_ip_connections = 32; // half the slots: no one address takes them all
+	unsigned idle_timeout_s = 5;      // a client silent this long is dropped
+	// A request (all its headers) must arrive within this long of the
+	// connection opening or of the previous answer: a client that drips a
+	// byte now and then never goes idle, and would otherwise hold its slot
+	// for ever.
+	unsigned request_deadline_s = 5;
 	std::size_t request_memory = 32 * 1024; // headers beyond this: 431
 };
 
@@ -37,9 +48,26 @@ public:
 
 	const HttpHandler &handler() const { return handler_; }
 
+	// Called on the server's thread (libmicrohttpd callbacks).
+	void connection_opened(const void *conn, int fd);
+	void connection_closed(const void *conn);
+	void request_answered(const void *conn);
+
 private:
+	void enforce_deadlines();
+
 	HttpHandler handler_;
+	HttpLimits limits_;
 	MHD_Daemon *daemon_ = nullptr;
+	struct Open {
+		int fd;
+		std::uint64_t since_ns; // opened, or last answered
+	};
+	std::mutex mu_;
+	std::map<const void *, Open> open_;
+	std::condition_variable stop_cv_;
+	bool stopping_ = false;
+	std::thread reaper_;
 };
 
 } // namespace hwsigd
