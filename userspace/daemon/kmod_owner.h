@@ -6,6 +6,7 @@
 // the module from under a running daemon.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,7 +46,7 @@ private:
 	std::string record_;
 	bool wanted_ = false;  // pmu = kmod
 	bool was_running_ = false;
-	bool uses_ = false;
+	std::atomic<bool> uses_{false}; // read by the local socket thread
 	bool recorded_ = false;
 	std::unique_ptr<hwsig::KmodClient> client_;
 };

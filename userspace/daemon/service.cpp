@@ -132,7 +132,7 @@ HttpReply route(Exposition &exp, std::string_view path, std::string_view accept)
 
 class Service {
 public:
-	explicit Service(const Config &cfg) : cfg_(cfg), history_(cfg.history) {}
+	explicit Service(const Config &cfg) : cfg_(cfg), history_(cfg.history), interval_s_(cfg.interval) {}
 	int run();
 
 private:
@@ -162,6 +162,8 @@ private:
 	std::uint64_t seq_ = 0, snapshots_ = 0, skipped_ = 0;
 	double lateness_s_ = 0, lateness_max_s_ = 0, snapshot_s_ = 0;
 	std::uint64_t watchdog_ns_ = 0, last_ping_ns_ = 0;
+	// cfg_ belongs to the loop; what the socket thread reports of it:
+	std::atomic<double> interval_s_{0};
 };
 
 bool Service::start()
@@ -211,7 +213,7 @@ std::string Service::answer_local(const std::string &request)
 	if (request == "status") {
 		char buf[128];
 		std::snprintf(buf, sizeof(buf), "hwsigd\t%s\t%d\t%d\t%g\n", HWSIG_VERSION, getpid(),
-			      kmod_ && kmod_->uses_module() ? 1 : 0, cfg_.interval);
+			      kmod_ && kmod_->uses_module() ? 1 : 0, interval_s_.load());
 		return buf;
 	}
 	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, status)\n";
@@ -295,6 +297,7 @@ void Service::reload()
 		later("pmu", fresh.pmu != cfg_.pmu);
 		later("bpf", fresh.bpf != cfg_.bpf);
 		cfg_.interval = fresh.interval;
+		interval_s_ = cfg_.interval;
 		cfg_.per_cpu = fresh.per_cpu;
 		cfg_.history = fresh.history;
 		cfg_.log_level = fresh.log_level;
