@@ -118,8 +118,6 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	s.add_counter(series::kInvoluntarySwitches, "system", 9, "bpf");
 	s.add_counter(series::kInvoluntarySwitches, "cpu:3", 9, "bpf");
 	s.add_counter(series::kInvoluntarySwitches, "pid:1234", 5, "bpf");
-	s.add_counter("kmod.records_lost", "system", 3, "kmod");
-	s.add_counter("kmod.records_lost", "cpu:0", 3, "kmod");
 
 	SECTION("per_cpu off: system, no cpu label")
 	{
@@ -150,8 +148,6 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		CHECK(has_line(t, "hwsig_block_read_bytes_total{device=\"sda\"} 172032"));
 		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
 		      std::vector<std::string>{"hwsig_involuntary_switches_total 9"});
-		CHECK(grep(t, "hwsig_ring_records_lost_total") ==
-		      std::vector<std::string>{"hwsig_ring_records_lost_total 3"});
 		CHECK(t.find("1234") == std::string::npos); // pid:N never exported
 		CHECK(t.find("cpu=") == std::string::npos);
 		CHECK(has_line(t, "hwsig_build_info{version=\"1.2.3\"} 1"));
@@ -169,8 +165,6 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		      std::vector<std::string>{"hwsig_cpu_time_seconds_total 1000"});
 		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
 		      std::vector<std::string>{"hwsig_involuntary_switches_total{cpu=\"3\"} 9"});
-		CHECK(grep(t, "hwsig_ring_records_lost_total") ==
-		      std::vector<std::string>{"hwsig_ring_records_lost_total{cpu=\"0\"} 3"});
 	}
 }
 

@@ -142,8 +142,6 @@ const std::vector<Spec> &specs()
 		 {1, 1, 1, false}},
 		{kVhostStalls, Type::Counter, "vhost_ring_stalls_total", 1, 1,
 		 "handle_rx invocations that found no guest receive buffer (BPF vhost)."},
-		{"kmod.records_lost", Type::Counter, "ring_records_lost_total", 1, 1,
-		 "hwsig.ko ring records overwritten before the reader took them."},
 	};
 	return s;
 }
