@@ -57,8 +57,11 @@ def one_copy():
         during = loaded_program_ids() - before
         held_by_stats = set().union(*(bpf_programs_of(p.pid) for p in stats))
         outs = [p.communicate(timeout=60) for p in stats]
-        r.check("daemon + two hwsigctl stat: one copy of each program (bpftool prog)",
-                during == daemon_progs and not held_by_stats and len(daemon_progs) >= 4,
+        # Programs loaded since the daemon started that it does not hold
+        # belong to someone else on the host (another test run): the
+        # stats' own fds are what tells whether they loaded a copy.
+        r.check("daemon + two hwsigctl stat: one copy of each program (bpftool prog, fds of each process)",
+                daemon_progs <= during and not held_by_stats and len(daemon_progs) >= 4,
                 f"daemon holds {sorted(daemon_progs)}, loaded since start {sorted(during)}, "
                 f"stats hold {sorted(held_by_stats)}")
         r.check("both stats ran to the end (exit 0)", all(p.returncode == 0 for p in stats),
