@@ -68,8 +68,15 @@ def one_copy():
                 " | ".join(o[1].strip() for o in outs))
         via = [json.loads(line) for line in outs[0][0].splitlines() if line.startswith("{")]
         # the control: a stat that samples by itself loads its own copy
-        p, alone = stat_json(env, ["--no-daemon"])
-        r.check("stat --no-daemon beside the daemon samples by itself", p.returncode == 0, p.stderr.strip())
+        own = subprocess.Popen([HWSIGCTL, "stat", "--format", "json", "-c", "6", "-i", "0.5", "--no-daemon"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        held_by_own = bpf_programs_of(own.pid)
+        out, err = own.communicate(timeout=60)
+        alone = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        r.check("the control: stat --no-daemon beside the daemon loads its own copy (the check can tell)",
+                own.returncode == 0 and len(held_by_own) >= 4 and not (held_by_own & daemon_progs),
+                f"holds {sorted(held_by_own)}; {err.strip()}")
         r.check("stat through hwsigd shows the same metric ids as stat alone",
                 ids_of(via) == ids_of(alone) and len(ids_of(via)) > 20,
                 f"only via daemon {sorted(ids_of(via) - ids_of(alone))}, only alone "
