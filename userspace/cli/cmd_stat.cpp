@@ -133,7 +133,7 @@ bool has_vm(const hwsigctl::SnapshotFeed &sampler, const std::string &name)
 // Prints an interval every o.interval until o.count or Ctrl-C; returns
 // how many it printed, prev the last snapshot taken.
 unsigned long interval_loop(hwsigctl::SnapshotFeed &sampler, const std::vector<std::string> &claimed, StatOptions &o,
-			    hwsig::Snapshot &prev)
+			    hwsig::Snapshot &prev, hwsig::RunStart &run)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -143,6 +143,7 @@ unsigned long interval_loop(hwsigctl::SnapshotFeed &sampler, const std::vector<s
 		if (!hwsigctl::sleep_until(deadline))
 			break;
 		hwsig::Snapshot cur = sampler.take();
+		run.observe(cur);
 		auto iv = hwsig::derive(prev, cur, claimed);
 		++done;
 		o.render.title = "interval " + std::to_string(done);
@@ -193,14 +194,20 @@ static int cmd_stat_run(const std::vector<std::string> &args)
 		return 1;
 	}
 	hwsig::Snapshot prev = first;
-	const unsigned long done = interval_loop(sampler, claimed, o, prev);
+	// The summary's start: first, and each scope that appears later from
+	// the snapshot it appears in.
+	hwsig::RunStart run;
+	run.observe(first);
+	const unsigned long done = interval_loop(sampler, claimed, o, prev, run);
 	// Summary over the whole run when it adds something: several intervals
 	// in a table, or an interrupted run (perf stat's Ctrl-C behaviour).
 	bool interrupted = stop_requested();
-	if (interrupted && done == 0)
+	if (interrupted && done == 0) {
 		prev = sampler.take();
+		run.observe(prev);
+	}
 	if ((interrupted || (!o.json && done > 1)) && prev.mono_ns > first.mono_ns) {
-		auto iv = hwsig::derive(first, prev, claimed);
+		auto iv = hwsig::derive_summary(run, prev, claimed);
 		o.render.title = "summary of " + std::to_string(done) + (done == 1 ? " interval" : " intervals");
 		o.render.summary = true;
 		print_interval(iv, o);
