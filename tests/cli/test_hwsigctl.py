@@ -251,6 +251,51 @@ def _():
     assert "hint: load the module first" in err, err
 
 
+FAKE_GUEST = ("import ctypes, sys, time\n"
+              "ctypes.CDLL(None).prctl(15, b'qemu-system-x86', 0, 0, 0)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(float(sys.argv[1]))\n")
+
+
+@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
+def _():
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "1.2", "-name", "guest=gone17"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert guest.stdout.readline().strip() == "ready"
+        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17", "-i", "1", "-c", "3"])
+    finally:
+        guest.kill()
+        guest.wait()
+    assert rc == 0, (rc, err)
+    blocks = out.split("hwsig stat  ")[1:]
+    assert len(blocks) == 4, out
+    gone = f"vm:gone17 is gone: its QEMU (pid {guest.pid}) exited"
+    assert gone not in blocks[0], blocks[0]
+    for b in blocks[2:]:
+        assert b.count(gone) == 1, b
+        assert "vm:gone17" not in b.replace(gone, ""), b  # no values or notes for it
+    assert "summary of 3 intervals" in blocks[3], blocks[3]
+    # JSON: the same, as a field of the line.
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "0.6", "-name", "guest=gone17j"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert guest.stdout.readline().strip() == "ready"
+        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17j", "-i", "0.5", "-c", "3",
+                            "--format", "json"])
+    finally:
+        guest.kill()
+        guest.wait()
+    assert rc == 0, (rc, err)
+    lines = [json.loads(l) for l in out.splitlines()]
+    assert len(lines) == 3, out
+    assert "vm_gone" not in lines[0], lines[0]
+    assert lines[2]["vm_gone"] == {"scope": "vm:gone17j",
+                                   "reason": f"its QEMU (pid {guest.pid}) exited"}, lines[2]
+    for m in lines[2]["metrics"] + lines[2]["unavailable"]:
+        assert m["scope"] != "vm:gone17j", m
+
+
 for name, failure in results:
     print(f"cli: {'PASS' if failure is None else 'FAIL'} {name}" + (f": {failure}" if failure else ""))
 failed = sum(1 for _, f in results if f)

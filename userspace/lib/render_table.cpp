@@ -51,6 +51,8 @@ std::string render_table(const Interval &iv, const RenderOptions &opt)
 	std::snprintf(head, sizeof(head), "hwsig stat  %s  %s (%.2f s)\n", format_time(iv.realtime_ns).c_str(),
 		      opt.title.empty() ? "interval" : opt.title.c_str(), iv.interval_s);
 	out += head;
+	if (!opt.vm.empty() && !opt.vm_gone.empty())
+		out += "vm:" + opt.vm + " is gone: " + opt.vm_gone + "\n";
 
 	std::set<std::string> ids_with_values;
 	for (const auto &m : iv.metrics)
