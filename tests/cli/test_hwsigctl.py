@@ -232,7 +232,13 @@ def _():
         rc, out, err = run(cmd + ["--help"])
         assert rc == 0 and "examples:" in out, (cmd, rc, err)
     expect_usage_error(["vms", "--format", "xml"], "--format must be")
-    expect_usage_error(["kmod", "status", "--interval", "1"], "option not valid for 'kmod status'")
+    expect_usage_error(["kmod", "status", "--interval", "1"],
+                       "--interval is only for 'kmod start', not for 'kmod status'")
+    expect_usage_error(["kmod", "info", "--last", "3"], "--last is only for 'kmod records', not for 'kmod info'")
+    expect_usage_error(["kmod", "status", "--force"],
+                       "--force is only for 'kmod start' and 'kmod stop', not for 'kmod status'")
+    expect_usage_error(["kmod", "info", "-A"], "--per-cpu is only for 'kmod status'")
+    expect_usage_error(["kmod", "stop", "--dry-run"], "--dry-run is only for 'kmod start'")
     expect_usage_error(["kmod", "start", "--ring-records", "100"], "--ring-records must be a power of two")
     expect_usage_error(["kmod", "start", "--interval", "100"], "--interval must be between")
     expect_usage_error(["kmod", "frob"], "unknown subcommand 'frob'")
@@ -245,10 +251,19 @@ def _():
 def _():
     if os.path.isdir("/sys/module/hwsig"):
         return  # loaded here: nothing to check about its absence
-    rc, _, err = run(["kmod", "status"])
-    assert rc == 1, (rc, err)
-    assert err.startswith("hwsigctl kmod status: "), err
-    assert "hint: load the module first" in err, err
+    for sub in ("status", "records", "start", "stop", "info"):
+        rc, out, err = run(["kmod", sub])
+        assert rc == 1, (sub, rc, err)
+        assert err.startswith(f"hwsigctl kmod {sub}: "), err
+        assert err.count("hint: load the module first") == 1, err
+        # The error only: nothing about what would have been sampled.
+        assert out == "", (sub, out)
+    # --dry-run needs no module and shows the ring size asked for.
+    rc, out, err = run(["kmod", "start", "--ring-records", "4096", "--dry-run"])
+    assert rc == 0, (rc, err)
+    assert "4096 records per CPU ring" in out, out
+    rc, out, err = run(["kmod", "start", "--dry-run"])
+    assert rc == 0 and "default 1024 records" in out, out
 
 
 FAKE_GUEST = ("import ctypes, sys, time\n"
