@@ -244,6 +244,10 @@ def _():
     expect_usage_error(["kmod", "frob"], "unknown subcommand 'frob'")
     expect_usage_error(["hist"], "which histogram")
     expect_usage_error(["hist", "runq", "0"], "interval must be seconds > 0")
+    # A pid that does not exist: an error naming it, not an empty trace.
+    rc, out, err = run(["hist", "runq", "-p", "999999999", "1", "1"])
+    assert rc == 1, (rc, out, err)
+    assert "no process with pid 999999999" in err, err
     expect_usage_error(["hist", "bio", "-C"], "are for runq")
 
 
