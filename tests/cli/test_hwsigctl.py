@@ -315,6 +315,36 @@ def _():
         assert m["scope"] != "vm:gone17j", m
 
 
+@case("without root: one short reason for the BPF metrics, not libbpf's probe text")
+def _():
+    import shutil
+    import tempfile
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return  # needs root to drop to nobody
+    tmp = tempfile.mkdtemp()
+    try:
+        os.chmod(tmp, 0o755)
+        exe = os.path.join(tmp, "hwsigctl")
+        shutil.copy(HWSIGCTL, exe)
+        os.chmod(exe, 0o755)
+        nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", exe]
+        p = subprocess.run(nobody + ["stat", "--no-daemon", "-i", "0.2", "-c", "1", "--format", "json"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        line = json.loads(p.stdout.splitlines()[0])
+        why = {(u["id"], u["scope"]): u["reason"] for u in line["unavailable"]}
+        for key in (("io.iops_read", "dev:*"), ("io.latency_p99_us", "dev:*"),
+                    ("sched.runq_wait_p50_us", "system"), ("sched.involuntary_ctxsw_ps", "system")):
+            assert why.get(key) == "needs root (CAP_BPF and CAP_PERFMON)", (key, why.get(key))
+        assert ("io.iops_read", "system") not in why, why
+        assert "RLIMIT_MEMLOCK" not in p.stdout and "libbpf" not in p.stdout, p.stdout[:500]
+        p = subprocess.run(nobody + ["hist", "runq", "1", "1"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert p.stderr == "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n", p.stderr
+    finally:
+        shutil.rmtree(tmp)
+
+
 for name, failure in results:
     print(f"cli: {'PASS' if failure is None else 'FAIL'} {name}" + (f": {failure}" if failure else ""))
 failed = sum(1 for _, f in results if f)

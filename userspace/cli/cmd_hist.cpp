@@ -378,12 +378,19 @@ int cmd_hist(const std::vector<std::string> &args)
 			return 1;
 		}
 	}
-	if (geteuid() != 0)
-		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
-				     "(CAP_BPF+CAP_PERFMON)\n");
-	if (o.what == "vhost")
-		return run_vhost(o);
-	return o.what == "runq" ? run_runq(o) : run_bio(o);
+	try {
+		if (o.what == "vhost")
+			return run_vhost(o);
+		return o.what == "runq" ? run_runq(o) : run_bio(o);
+	} catch (const hwsig::Error &e) {
+		// Not libbpf's probe text (RLIMIT_MEMLOCK, CONFIG_BPF_SYSCALL):
+		// the one thing to do.
+		if (e.err() == EPERM || (e.err() == EACCES && geteuid() != 0)) {
+			std::fprintf(stderr, "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n");
+			return 1;
+		}
+		throw;
+	}
 }
 
 } // namespace hwsigctl
