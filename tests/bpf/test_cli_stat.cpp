@@ -30,8 +30,21 @@ struct Block {
 	std::string title;
 	double seconds = 0;
 	std::map<std::string, double> values; // "id scope" -> value
+	std::map<std::string, std::string> notes; // "id scope" -> its note, where it has one
 	std::vector<std::string> unavailable; // the lines of its Unavailable section
 };
+
+// The seconds a summary's value covers: the run, or for a scope first seen
+// mid-run what its note says ("... over its last 2.00 s").
+double covered(const Block &b, const std::string &key)
+{
+	static const std::regex over(R"(over its last ([0-9.]+) s)");
+	auto it = b.notes.find(key);
+	std::smatch m;
+	if (it != b.notes.end() && std::regex_search(it->second, m, over))
+		return std::stod(m[1].str());
+	return b.seconds;
+}
 
 struct StatRun {
 	int status = -1;
@@ -52,14 +65,14 @@ StatRun stat(const std::string &args)
 		r.out.append(buf, n);
 	r.status = pclose(p);
 	static const std::regex head(R"(^hwsig stat  \S+ \S+  (.*) \(([0-9.]+) s\)$)");
-	static const std::regex value(R"(^  (\S+) +(\S+)  \S+ +(\S+)$)");
+	static const std::regex value(R"(^  (\S+) +(\S+)  \S+ +(\S+)(?:  \((.*)\))?$)");
 	std::istringstream in(r.out);
 	std::string l;
 	bool unavailable = false;
 	while (std::getline(in, l)) {
 		std::smatch m;
 		if (std::regex_match(l, m, head)) {
-			r.blocks.push_back({m[1].str(), std::stod(m[2].str()), {}, {}});
+			r.blocks.push_back({m[1].str(), std::stod(m[2].str()), {}, {}, {}});
 			unavailable = false;
 		} else if (r.blocks.empty()) {
 			continue;
@@ -69,6 +82,8 @@ StatRun stat(const std::string &args)
 			r.blocks.back().unavailable.push_back(l);
 		} else if (std::regex_match(l, m, value)) {
 			r.blocks.back().values[m[1].str() + " " + m[3].str()] = std::stod(m[2].str());
+			if (m[4].matched)
+				r.blocks.back().notes[m[1].str() + " " + m[3].str()] = m[4].str();
 		}
 	}
 	return r;
@@ -95,11 +110,15 @@ TEST_CASE("hwsigctl stat: reads on a disk first seen mid-run are in the summary,
 	const Block &sum = r.blocks.back();
 	CHECK(sum.title == "summary of 4 intervals");
 	REQUIRE(sum.values.count("io.iops_read " + dev));
-	const double reads = sum.values.at("io.iops_read " + dev) * sum.seconds;
+	// The disk's first request came after the first snapshot: its own time.
+	const double seconds = covered(sum, "io.iops_read " + dev);
+	CHECK(seconds < sum.seconds);
+	CHECK(seconds > 1.5);
+	const double reads = sum.values.at("io.iops_read " + dev) * seconds;
 	CHECK(reads >= kReads * 0.99);
 	CHECK(reads <= kReads * 1.01 + 5);
 	REQUIRE(sum.values.count("io.read_bps " + dev));
-	const double bytes = sum.values.at("io.read_bps " + dev) * sum.seconds;
+	const double bytes = sum.values.at("io.read_bps " + dev) * covered(sum, "io.read_bps " + dev);
 	CHECK(bytes >= 4096.0 * kReads * 0.99);
 	CHECK(bytes <= 4096.0 * (kReads * 1.01 + 5));
 	CHECK(sum.values.count("io.latency_p50_us " + dev));

@@ -415,6 +415,30 @@ TEST_CASE("a source counting from zero: a new scope's first interval is from zer
 	CHECK(rs->note.empty());
 	no_system_scope_and_wording(sum, "in this interval");
 
+	// A disk whose first request comes after the second snapshot: covered
+	// from the last snapshot without it (it counted nothing there), over
+	// its own time, nothing lost.
+	Snapshot s4 = at(14);
+	for (const char *name : {series::kIoReads, series::kIoWrites, series::kIoReadBytes,
+				 series::kIoWriteBytes, series::kIoLatencyUs})
+		s4.set_counts_from_zero(name);
+	disk(s4, "dev:loop0", 500, 2048000, 500);
+	disk(s4, "dev:loop1", 300, 1228800, 300);
+	RunStart late;
+	late.observe(s1);
+	late.observe(s2);
+	late.observe(s3);
+	late.observe(s4);
+	auto late_sum = checked_summary(late, s4, kIoIds);
+	const Metric *l1 = find(late_sum, "io.iops_read", "dev:loop1");
+	REQUIRE(l1);
+	CHECK(l1->value == Approx(300.0 / 2.0)); // 300 reads between s3 (12 s) and s4 (14 s)
+	CHECK(l1->note == "first seen 2.00 s into the run: over its last 2.00 s");
+	const Metric *l0 = find(late_sum, "io.iops_read", "dev:loop0");
+	REQUIRE(l0);
+	CHECK(l0->value == Approx(500.0 / 4.0)); // seen since s2: counted from s1, the run's start
+	CHECK(l0->note.empty());
+
 	// No device at all: the reason is at dev:*, per run in a summary.
 	Snapshot e1 = at(0), e2 = at(1);
 	e1.set_counts_from_zero(series::kIoReads);

@@ -266,23 +266,36 @@ void RunStart::observe(const Snapshot &s)
 	if (!have_) {
 		first_ = s;
 		have_ = true;
+		last_mono_ns_ = s.mono_ns;
 		return;
 	}
 	// A scope absent from the first snapshot starts where it first
-	// appears, unless its source counts from zero (derive takes it from
-	// zero over the whole run then).
+	// appears. When its source counts from zero, it had counted nothing
+	// at the previous snapshot: it is covered from there, from zero
+	// (nothing of its first interval is lost), else from its values here.
 	for (const auto &[name, series] : s.counters())
-		for (const auto &[scope, point] : series.by_scope)
-			if (!first_.counter(name, scope) && !first_.counts_from_zero(name)) {
-				first_.add_counter(name, scope, point.value, series.source, point.running_fraction);
-				since_[{name, scope}] = s.mono_ns;
+		for (const auto &[scope, point] : series.by_scope) {
+			if (first_.counter(name, scope))
+				continue;
+			if (first_.counts_from_zero(name)) {
+				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				continue;
 			}
+			first_.add_counter(name, scope, point.value, series.source, point.running_fraction);
+			since_[{name, scope}] = s.mono_ns;
+		}
 	for (const auto &[name, series] : s.histograms())
-		for (const auto &[scope, hist] : series.by_scope)
-			if (!first_.histogram(name, scope) && !first_.counts_from_zero(name)) {
-				first_.add_histogram(name, scope, hist, series.source);
-				since_[{name, scope}] = s.mono_ns;
+		for (const auto &[scope, hist] : series.by_scope) {
+			if (first_.histogram(name, scope))
+				continue;
+			if (first_.counts_from_zero(name)) {
+				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				continue;
 			}
+			first_.add_histogram(name, scope, hist, series.source);
+			since_[{name, scope}] = s.mono_ns;
+		}
+	last_mono_ns_ = s.mono_ns;
 }
 
 std::uint64_t RunStart::since(const std::string &name, const std::string &scope) const

@@ -41,9 +41,11 @@ Interval derive(const Snapshot &prev, const Snapshot &cur,
 
 // The start of a run, for its summary: the first snapshot observed, plus
 // every counter or histogram scope that appeared later (a VM started
-// mid-run), taken from the snapshot in which it first appeared. Scopes of a
-// series that counts from zero (Snapshot::counts_from_zero: a disk the BPF
-// program had not seen yet) need no later baseline: they start at 0.
+// mid-run), taken from the snapshot in which it first appeared. A scope of
+// a series that counts from zero (Snapshot::counts_from_zero: a disk the
+// BPF program had not seen yet) starts at 0 at the snapshot before the one
+// it first appeared in (it had counted nothing there), so its first
+// interval is not lost; over the whole run when that is the first snapshot.
 class RunStart {
 public:
 	void observe(const Snapshot &s); // every snapshot of the run, in order
@@ -54,6 +56,7 @@ public:
 
 private:
 	bool have_ = false;
+	std::uint64_t last_mono_ns_ = 0;
 	Snapshot first_;
 	std::map<std::pair<std::string, std::string>, std::uint64_t> since_;
 };
