@@ -123,7 +123,8 @@ for line in sys.stdin:
         value(m)
     for m in d["unavailable"]:
         if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
-                                "no block device with I/O in this interval")):
+                                "no block device with I/O in this interval",
+                                "no request went through the I/O scheduler queue in this interval")):
             value(m)
         else:
             print(m["id"], m["scope"], m["reason"])' | sort -u
@@ -258,7 +259,8 @@ for line in text.splitlines():
     if name == "hwsig_unavailable" and ('reason="no data in this interval"' in line or
                                         'reason="no events in this interval"' in line or
                                         'reason="no I/O in this interval"' in line or
-                                        'reason="no block device with I/O in this interval"' in line):
+                                        'reason="no block device with I/O in this interval"' in line or
+                                        'reason="no request went through the I/O scheduler queue in this interval"' in line):
         continue  # idle this interval or not: the moment, not the capabilities
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
@@ -276,7 +278,8 @@ for line in ctl.stdout.splitlines():
         value(m)
     for m in snap.get("unavailable", []):
         if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
-                                "no block device with I/O in this interval")):
+                                "no block device with I/O in this interval",
+                                "no request went through the I/O scheduler queue in this interval")):
             value(m)
         else:
             series.add(f"{m['id']} {m['scope']} {m['reason']}")

@@ -402,6 +402,15 @@ TEST_CASE("a source counting from zero: a new scope's first interval is from zer
 	const UnavailableNote *u2 = find_unavailable(iv2, "io.latency_p50_us", "dev:loop0");
 	REQUIRE(u2);
 	CHECK(u2->reason == "no I/O in this interval");
+	// Queue time: only requests inserted into the scheduler's queue have one.
+	Snapshot q1 = at(0), q2 = at(1);
+	q1.set_counts_from_zero(series::kIoQueueUs);
+	q2.set_counts_from_zero(series::kIoQueueUs);
+	q2.add_histogram(series::kIoQueueUs, "dev:loop0", Histogram{Histogram::Layout::Log2, {0, 0}}, "bpf");
+	auto qiv = checked_derive(q1, q2, {"io.queue_p50_us"});
+	const UnavailableNote *qn = find_unavailable(qiv, "io.queue_p50_us", "dev:loop0");
+	REQUIRE(qn);
+	CHECK(qn->reason == "no request went through the I/O scheduler queue in this interval");
 
 	// The summary from s1 covers the whole run (the disk counted from 0).
 	RunStart run;

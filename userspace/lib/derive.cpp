@@ -1,4 +1,5 @@
 #include "hwsig/derive.h"
+#include "hwsig/series.h"
 
 #include <algorithm>
 #include <cmath>
@@ -114,6 +115,16 @@ private:
 	}
 
 	std::string span() const { return start_ ? "in this run" : "in this interval"; }
+
+	// An empty delta histogram, said in the metric's terms: a device's
+	// queue time exists only for requests inserted into its queue (a loop
+	// device's are not), its other histograms for every request.
+	static std::string no_events(const MetricDef &def)
+	{
+		if (def.rule.num.front() == series::kIoQueueUs)
+			return "no request went through the I/O scheduler queue ";
+		return per_device(def) ? "no I/O " : "no events ";
+	}
 
 	// Where (name, scope) starts: prev_, or for a summary the snapshot in
 	// which the scope first appeared. Sets dt and the note saying so.
@@ -237,7 +248,7 @@ private:
 			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
 									 : seek_pattern_entropy(*d);
 			if (!v) {
-				unavailable(def, scope, (per_device(def) ? "no I/O " : "no events ") + span());
+				unavailable(def, scope, no_events(def) + span());
 				continue;
 			}
 			emit(def, scope, def.rule.scale * *v, series->second.source, std::move(note));
