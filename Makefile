@@ -1,6 +1,6 @@
 # hwsig: one entry point. See README.md.
 #   make              build userspace (build/hwsigctl) and the BPF programs
-#   make run          install what is missing, build, run `hwsigctl stat` for a few seconds
+#   make run          install what is missing, build hwsigctl only, run `hwsigctl stat` for a few seconds
 #   make test         every test tier; prints "N passed, N failed"
 #   make bench        side-by-side benchmarks (ratios)
 #   make fuzz         run each parser fuzzer (FUZZ_SECONDS each)
@@ -12,6 +12,9 @@
 #   make dkms-install register, build and install the module with DKMS
 
 SHELL := /bin/bash
+# cmake's generated makefiles run make recursively: no "Entering directory"
+# chatter from them (or from kmod's kbuild call).
+MAKEFLAGS += --no-print-directory
 VERSION := $(shell cat VERSION)
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
@@ -22,7 +25,7 @@ ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build build-bin man run test unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
+.PHONY: all deps build build-bin build-ctl man run test unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
 
 all: build
 
@@ -33,8 +36,13 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-run: build
-	./$(BUILD)/hwsigctl stat --interval 1 --duration 3
+# Only what it runs: the tests and benches are built by `make test` / `make bench`.
+run: build-ctl
+	@./$(BUILD)/hwsigctl stat --interval 1 --duration 3
+
+build-ctl: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS) --target hwsigctl
 
 # All tiers; each prints its own count, scripts/run-tests sums them.
 test:
@@ -121,8 +129,22 @@ uninstall:
 deb: build-bin man
 	@./packaging/build-deb $(BUILD) out/deb
 
+# Without headers for the kernel, say which package brings them (as
+# scripts/dkms-install does) rather than kbuild's raw error.
+KERNELRELEASE_RUNNING := $(shell uname -r)
 kmod:
-	$(MAKE) -C kmod
+	@if [ -z "$(KDIR)" ] && [ ! -e /lib/modules/$(KERNELRELEASE_RUNNING)/build/Makefile ]; then \
+		echo "make kmod: no kernel headers for the running kernel $(KERNELRELEASE_RUNNING) (/lib/modules/$(KERNELRELEASE_RUNNING)/build)" >&2; \
+		echo "make kmod: install them: apt-get install linux-headers-$(KERNELRELEASE_RUNNING)" >&2; \
+		echo "make kmod: or build against other headers: make kmod KDIR=/lib/modules/<release>/build" >&2; \
+		exit 1; \
+	fi
+	@if [ -n "$(KDIR)" ] && [ ! -e "$(KDIR)/Makefile" ]; then \
+		echo "make kmod: KDIR=$(KDIR) holds no kernel headers (no Makefile there)" >&2; \
+		echo "make kmod: headers for a Debian kernel <release>: apt-get install linux-headers-<release>" >&2; \
+		exit 1; \
+	fi
+	$(MAKE) -C kmod $(if $(KDIR),KDIR=$(KDIR))
 
 dkms-install:
 	@./scripts/dkms-install

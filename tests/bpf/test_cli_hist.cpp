@@ -1,9 +1,11 @@
 // hwsigctl hist: runqlat/biolatency layout, per-disk sizes against known I/O.
 #include <catch2/catch.hpp>
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <chrono>
 #include <map>
@@ -98,6 +100,29 @@ TEST_CASE("hwsigctl hist runq: runqlat's layout, the process's switches counted"
 		total += n;
 	CHECK(total >= 2u * kRounds * 95 / 100);
 	CHECK(counts.count("0->1")); // the first slot is labelled as libbpf-tools does
+}
+
+TEST_CASE("hwsigctl hist runq -P: a guest is labelled by its VM name, not QEMU's comm", "[cli][sched]")
+{
+	require_root();
+	// Looks like QEMU (comm), without -name: discovery names it pid-N.
+	pid_t child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		::prctl(PR_SET_NAME, "qemu-system-x86");
+		for (int i = 0; i < 3000; ++i)
+			::usleep(1000);
+		::_exit(0);
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	Run r = run("hist runq -P 1 1");
+	kill(child, SIGKILL);
+	waitpid(child, nullptr, 0);
+	INFO(r.out);
+	CHECK(WEXITSTATUS(r.status) == 0);
+	const std::string pid = std::to_string(child);
+	CHECK(r.out.find("\nvm = pid-" + pid + " (pid " + pid + ")\n") != std::string::npos);
+	CHECK(r.out.find("qemu-system-x86") == std::string::npos);
 }
 
 TEST_CASE("hwsigctl hist bio -D --size: the loop device's requests in the 4 KiB slot", "[cli][block]")

@@ -232,12 +232,22 @@ def _():
         rc, out, err = run(cmd + ["--help"])
         assert rc == 0 and "examples:" in out, (cmd, rc, err)
     expect_usage_error(["vms", "--format", "xml"], "--format must be")
-    expect_usage_error(["kmod", "status", "--interval", "1"], "option not valid for 'kmod status'")
+    expect_usage_error(["kmod", "status", "--interval", "1"],
+                       "--interval is only for 'kmod start', not for 'kmod status'")
+    expect_usage_error(["kmod", "info", "--last", "3"], "--last is only for 'kmod records', not for 'kmod info'")
+    expect_usage_error(["kmod", "status", "--force"],
+                       "--force is only for 'kmod start' and 'kmod stop', not for 'kmod status'")
+    expect_usage_error(["kmod", "info", "-A"], "--per-cpu is only for 'kmod status'")
+    expect_usage_error(["kmod", "stop", "--dry-run"], "--dry-run is only for 'kmod start'")
     expect_usage_error(["kmod", "start", "--ring-records", "100"], "--ring-records must be a power of two")
     expect_usage_error(["kmod", "start", "--interval", "100"], "--interval must be between")
     expect_usage_error(["kmod", "frob"], "unknown subcommand 'frob'")
     expect_usage_error(["hist"], "which histogram")
     expect_usage_error(["hist", "runq", "0"], "interval must be seconds > 0")
+    # A pid that does not exist: an error naming it, not an empty trace.
+    rc, out, err = run(["hist", "runq", "-p", "999999999", "1", "1"])
+    assert rc == 1, (rc, out, err)
+    assert "no process with pid 999999999" in err, err
     expect_usage_error(["hist", "bio", "-C"], "are for runq")
 
 
@@ -245,10 +255,94 @@ def _():
 def _():
     if os.path.isdir("/sys/module/hwsig"):
         return  # loaded here: nothing to check about its absence
-    rc, _, err = run(["kmod", "status"])
-    assert rc == 1, (rc, err)
-    assert err.startswith("hwsigctl kmod status: "), err
-    assert "hint: load the module first" in err, err
+    for sub in ("status", "records", "start", "stop", "info"):
+        rc, out, err = run(["kmod", sub])
+        assert rc == 1, (sub, rc, err)
+        assert err.startswith(f"hwsigctl kmod {sub}: "), err
+        assert err.count("hint: load the module first") == 1, err
+        # The error only: nothing about what would have been sampled.
+        assert out == "", (sub, out)
+    # --dry-run needs no module and shows the ring size asked for.
+    rc, out, err = run(["kmod", "start", "--ring-records", "4096", "--dry-run"])
+    assert rc == 0, (rc, err)
+    assert "4096 records per CPU ring" in out, out
+    rc, out, err = run(["kmod", "start", "--dry-run"])
+    assert rc == 0 and "default 1024 records" in out, out
+
+
+FAKE_GUEST = ("import ctypes, sys, time\n"
+              "ctypes.CDLL(None).prctl(15, b'qemu-system-x86', 0, 0, 0)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(float(sys.argv[1]))\n")
+
+
+@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
+def _():
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "1.2", "-name", "guest=gone17"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert guest.stdout.readline().strip() == "ready"
+        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17", "-i", "1", "-c", "3"])
+    finally:
+        guest.kill()
+        guest.wait()
+    assert rc == 0, (rc, err)
+    blocks = out.split("hwsig stat  ")[1:]
+    assert len(blocks) == 4, out
+    gone = f"vm:gone17 is gone: its QEMU (pid {guest.pid}) exited"
+    assert gone not in blocks[0], blocks[0]
+    for b in blocks[2:]:
+        assert b.count(gone) == 1, b
+        assert "vm:gone17" not in b.replace(gone, ""), b  # no values or notes for it
+    assert "summary of 3 intervals" in blocks[3], blocks[3]
+    # JSON: the same, as a field of the line.
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "0.6", "-name", "guest=gone17j"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert guest.stdout.readline().strip() == "ready"
+        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17j", "-i", "0.5", "-c", "3",
+                            "--format", "json"])
+    finally:
+        guest.kill()
+        guest.wait()
+    assert rc == 0, (rc, err)
+    lines = [json.loads(l) for l in out.splitlines()]
+    assert len(lines) == 3, out
+    assert "vm_gone" not in lines[0], lines[0]
+    assert lines[2]["vm_gone"] == {"scope": "vm:gone17j",
+                                   "reason": f"its QEMU (pid {guest.pid}) exited"}, lines[2]
+    for m in lines[2]["metrics"] + lines[2]["unavailable"]:
+        assert m["scope"] != "vm:gone17j", m
+
+
+@case("without root: one short reason for the BPF metrics, not libbpf's probe text")
+def _():
+    import shutil
+    import tempfile
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return  # needs root to drop to nobody
+    tmp = tempfile.mkdtemp()
+    try:
+        os.chmod(tmp, 0o755)
+        exe = os.path.join(tmp, "hwsigctl")
+        shutil.copy(HWSIGCTL, exe)
+        os.chmod(exe, 0o755)
+        nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", exe]
+        p = subprocess.run(nobody + ["stat", "--no-daemon", "-i", "0.2", "-c", "1", "--format", "json"],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, (p.returncode, p.stderr)
+        line = json.loads(p.stdout.splitlines()[0])
+        why = {(u["id"], u["scope"]): u["reason"] for u in line["unavailable"]}
+        for key in (("io.iops_read", "dev:*"), ("io.latency_p99_us", "dev:*"),
+                    ("sched.runq_wait_p50_us", "system"), ("sched.involuntary_ctxsw_ps", "system")):
+            assert why.get(key) == "needs root (CAP_BPF and CAP_PERFMON)", (key, why.get(key))
+        assert ("io.iops_read", "system") not in why, why
+        assert "RLIMIT_MEMLOCK" not in p.stdout and "libbpf" not in p.stdout, p.stdout[:500]
+        p = subprocess.run(nobody + ["hist", "runq", "1", "1"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert p.stderr == "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n", p.stderr
+    finally:
+        shutil.rmtree(tmp)
 
 
 for name, failure in results:

@@ -122,7 +122,9 @@ for line in sys.stdin:
     for m in d["metrics"]:
         value(m)
     for m in d["unavailable"]:
-        if m["reason"].startswith(("no data in this interval", "no events in this interval")):
+        if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
+                                "no block device with I/O in this interval",
+                                "no request went through the I/O scheduler queue in this interval")):
             value(m)
         else:
             print(m["id"], m["scope"], m["reason"])' | sort -u
@@ -255,7 +257,10 @@ for line in text.splitlines():
         continue
     # unavailable series with their labels (metric, scope, reason); others by name
     if name == "hwsig_unavailable" and ('reason="no data in this interval"' in line or
-                                        'reason="no events in this interval"' in line):
+                                        'reason="no events in this interval"' in line or
+                                        'reason="no I/O in this interval"' in line or
+                                        'reason="no block device with I/O in this interval"' in line or
+                                        'reason="no request went through the I/O scheduler queue in this interval"' in line):
         continue  # idle this interval or not: the moment, not the capabilities
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
@@ -272,7 +277,9 @@ for line in ctl.stdout.splitlines():
     for m in snap.get("metrics", []):
         value(m)
     for m in snap.get("unavailable", []):
-        if m["reason"].startswith(("no data in this interval", "no events in this interval")):
+        if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
+                                "no block device with I/O in this interval",
+                                "no request went through the I/O scheduler queue in this interval")):
             value(m)
         else:
             series.add(f"{m['id']} {m['scope']} {m['reason']}")

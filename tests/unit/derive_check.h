@@ -18,3 +18,12 @@ inline hwsig::Interval checked_derive(const hwsig::Snapshot &prev, const hwsig::
 		FAIL_CHECK("derive: " << conflict);
 	return iv;
 }
+
+inline hwsig::Interval checked_summary(const hwsig::RunStart &start, const hwsig::Snapshot &last,
+				       const std::vector<std::string> &claimed_ids)
+{
+	hwsig::Interval iv = hwsig::derive_summary(start, last, claimed_ids);
+	for (const auto &conflict : hwsig::interval_conflicts(iv))
+		FAIL_CHECK("derive_summary: " << conflict);
+	return iv;
+}

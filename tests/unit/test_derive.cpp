@@ -152,7 +152,9 @@ TEST_CASE("every catalog id is either measured or unavailable with a reason", "[
 	}
 	CHECK(find_unavailable(iv, "cpu.ipc", "system")->reason == "no hardware PMU: running under a hypervisor");
 	CHECK(find_unavailable(iv, "psi.cpu_some_pct", "system")->reason == "no data in this interval");
-	CHECK(find_unavailable(iv, "io.iops_read", "system")->reason == "no source for it in this build");
+	REQUIRE(find_unavailable(iv, "io.iops_read", "dev:*"));
+	CHECK(find_unavailable(iv, "io.iops_read", "dev:*")->reason == "no source for it in this build");
+	CHECK_FALSE(find_unavailable(iv, "io.iops_read", "system")); // per device only
 }
 
 TEST_CASE("output is in catalog order, then natural scope order", "[derive]")
@@ -294,4 +296,209 @@ TEST_CASE("interval_conflicts names each contradiction", "[derive]")
 	CHECK(c[0] == "cpu.ipc cpu:0: two values");
 	CHECK(c[1] == "cpu.ipc cpu:2: unavailable twice");
 	CHECK(c[2] == "cpu.ipc cpu:1: a value and unavailable");
+}
+
+// Issue 17: I/O disappeared from interval 1 and from every summary when the
+// disk was not yet in the first snapshot.
+static Histogram lat(std::uint64_t n_at_64us)
+{
+	Histogram h;
+	h.layout = Histogram::Layout::Log2;
+	h.counts.assign(12, 0);
+	h.counts[6] = n_at_64us; // [64, 128) us
+	return h;
+}
+
+static void disk(Snapshot &s, const std::string &dev, double reads, double read_bytes, std::uint64_t events)
+{
+	s.add_counter(series::kIoReads, dev, reads, "bpf");
+	s.add_counter(series::kIoWrites, dev, 0, "bpf");
+	s.add_counter(series::kIoReadBytes, dev, read_bytes, "bpf");
+	s.add_counter(series::kIoWriteBytes, dev, 0, "bpf");
+	s.add_histogram(series::kIoLatencyUs, dev, lat(events), "bpf");
+}
+
+static const std::vector<std::string> kIoIds = {"io.iops_read", "io.iops_write", "io.read_bps",
+						"io.write_bps", "io.latency_p50_us", "io.latency_p99_us"};
+
+static void no_system_scope_and_wording(const Interval &iv, const char *wrong_span)
+{
+	for (const auto &u : iv.unavailable) {
+		if (u.id.rfind("io.", 0) == 0)
+			CHECK_FALSE(u.scope == "system");
+		CHECK(u.reason.find(wrong_span) == std::string::npos);
+	}
+}
+
+TEST_CASE("a disk absent from the first snapshot is in the summary over its own time", "[derive][summary]")
+{
+	// No counts_from_zero: the scope starts where it first appears.
+	Snapshot s1 = at(100), s2 = at(101), s3 = at(103);
+	disk(s2, "dev:vdb", 1000, 4096000, 1000);
+	disk(s3, "dev:vdb", 1800, 7372800, 1800);
+	RunStart run;
+	run.observe(s1);
+	run.observe(s2);
+	run.observe(s3);
+	auto iv = checked_summary(run, s3, kIoIds);
+	CHECK(iv.interval_s == Approx(3.0));
+	const Metric *r = find(iv, "io.iops_read", "dev:vdb");
+	REQUIRE(r);
+	CHECK(r->value == Approx(800.0 / 2.0)); // 800 reads over its 2 s, not 3 s
+	CHECK(r->note.find("first seen 1.00 s into the run: over its last 2.00 s") != std::string::npos);
+	const Metric *b = find(iv, "io.read_bps", "dev:vdb");
+	REQUIRE(b);
+	CHECK(b->value == Approx(3276800.0 / 2.0));
+	const Metric *w = find(iv, "io.iops_write", "dev:vdb");
+	REQUIRE(w);
+	CHECK(w->value == 0);
+	const Metric *p = find(iv, "io.latency_p50_us", "dev:vdb");
+	REQUIRE(p);
+	CHECK(p->value >= 64);
+	CHECK(p->value < 128);
+	CHECK_FALSE(find_unavailable(iv, "io.iops_read", "system"));
+	CHECK_FALSE(find_unavailable(iv, "io.iops_read", "dev:*"));
+	no_system_scope_and_wording(iv, "in this interval");
+
+	// A scope present from the start covers the whole run, without a note.
+	RunStart whole;
+	disk(s1, "dev:vdb", 200, 819200, 200);
+	whole.observe(s1);
+	whole.observe(s2);
+	whole.observe(s3);
+	auto all = checked_summary(whole, s3, kIoIds);
+	const Metric *a = find(all, "io.iops_read", "dev:vdb");
+	REQUIRE(a);
+	CHECK(a->value == Approx(1600.0 / 3.0));
+	CHECK(a->note.empty());
+}
+
+TEST_CASE("a source counting from zero: a new scope's first interval is from zero", "[derive][summary]")
+{
+	Snapshot warm = at(9), s1 = at(10), s2 = at(11), s3 = at(12);
+	for (Snapshot *s : {&warm, &s1, &s2, &s3})
+		for (const char *name : {series::kIoReads, series::kIoWrites, series::kIoReadBytes,
+					 series::kIoWriteBytes, series::kIoLatencyUs})
+			s->set_counts_from_zero(name);
+	// The BPF map has no entry for the disk in s1 (no request yet).
+	disk(s2, "dev:loop0", 500, 2048000, 500);
+	disk(s3, "dev:loop0", 500, 2048000, 500); // no I/O in interval 2
+
+	auto iv1 = checked_derive(s1, s2, kIoIds);
+	const Metric *r1 = find(iv1, "io.iops_read", "dev:loop0");
+	REQUIRE(r1);
+	CHECK(r1->value == Approx(500.0));
+	const Metric *p1 = find(iv1, "io.latency_p99_us", "dev:loop0");
+	REQUIRE(p1);
+
+	// A known device without I/O: 0 requests/s and 0 B/s, latency unavailable.
+	auto iv2 = checked_derive(s2, s3, kIoIds);
+	const Metric *r2 = find(iv2, "io.iops_read", "dev:loop0");
+	REQUIRE(r2);
+	CHECK(r2->value == 0);
+	const Metric *b2 = find(iv2, "io.read_bps", "dev:loop0");
+	REQUIRE(b2);
+	CHECK(b2->value == 0);
+	const UnavailableNote *u2 = find_unavailable(iv2, "io.latency_p50_us", "dev:loop0");
+	REQUIRE(u2);
+	CHECK(u2->reason == "no I/O in this interval");
+	// Queue time: only requests inserted into the scheduler's queue have one.
+	Snapshot q1 = at(0), q2 = at(1);
+	q1.set_counts_from_zero(series::kIoQueueUs);
+	q2.set_counts_from_zero(series::kIoQueueUs);
+	q2.add_histogram(series::kIoQueueUs, "dev:loop0", Histogram{Histogram::Layout::Log2, {0, 0}}, "bpf");
+	auto qiv = checked_derive(q1, q2, {"io.queue_p50_us"});
+	const UnavailableNote *qn = find_unavailable(qiv, "io.queue_p50_us", "dev:loop0");
+	REQUIRE(qn);
+	CHECK(qn->reason == "no request went through the I/O scheduler queue in this interval");
+
+	// The summary from s1 covers the whole run (the disk counted from 0).
+	RunStart run;
+	run.observe(s1);
+	run.observe(s2);
+	run.observe(s3);
+	auto sum = checked_summary(run, s3, kIoIds);
+	const Metric *rs = find(sum, "io.iops_read", "dev:loop0");
+	REQUIRE(rs);
+	CHECK(rs->value == Approx(500.0 / 2.0));
+	CHECK(rs->note.empty());
+	no_system_scope_and_wording(sum, "in this interval");
+
+	// A disk whose first request comes after the second snapshot: covered
+	// from the last snapshot without it (it counted nothing there), over
+	// its own time, nothing lost.
+	Snapshot s4 = at(14);
+	for (const char *name : {series::kIoReads, series::kIoWrites, series::kIoReadBytes,
+				 series::kIoWriteBytes, series::kIoLatencyUs})
+		s4.set_counts_from_zero(name);
+	disk(s4, "dev:loop0", 500, 2048000, 500);
+	disk(s4, "dev:loop1", 300, 1228800, 300);
+	RunStart late;
+	late.observe(s1);
+	late.observe(s2);
+	late.observe(s3);
+	late.observe(s4);
+	auto late_sum = checked_summary(late, s4, kIoIds);
+	const Metric *l1 = find(late_sum, "io.iops_read", "dev:loop1");
+	REQUIRE(l1);
+	CHECK(l1->value == Approx(300.0 / 2.0)); // 300 reads between s3 (12 s) and s4 (14 s)
+	CHECK(l1->note == "first seen 2.00 s into the run: over its last 2.00 s");
+	const Metric *l0 = find(late_sum, "io.iops_read", "dev:loop0");
+	REQUIRE(l0);
+	CHECK(l0->value == Approx(500.0 / 4.0)); // seen since s2: counted from s1, the run's start
+	CHECK(l0->note.empty());
+
+	// No device at all: the reason is at dev:*, per run in a summary.
+	Snapshot e1 = at(0), e2 = at(1);
+	e1.set_counts_from_zero(series::kIoReads);
+	e2.set_counts_from_zero(series::kIoReads);
+	auto none = checked_derive(e1, e2, kIoIds);
+	const UnavailableNote *n = find_unavailable(none, "io.iops_read", "dev:*");
+	REQUIRE(n);
+	CHECK(n->reason == "no block device with I/O in this interval");
+	no_system_scope_and_wording(none, "in this run");
+	RunStart empty_run;
+	empty_run.observe(e1);
+	empty_run.observe(e2);
+	auto none_sum = checked_summary(empty_run, e2, kIoIds);
+	const UnavailableNote *ns = find_unavailable(none_sum, "io.iops_read", "dev:*");
+	REQUIRE(ns);
+	CHECK(ns->reason == "no block device with I/O in this run");
+	no_system_scope_and_wording(none_sum, "in this interval");
+}
+
+TEST_CASE("without counts_from_zero a new scope still waits for its second sighting", "[derive][summary]")
+{
+	Snapshot s1 = at(0), s2 = at(1);
+	disk(s2, "dev:vdb", 10, 40960, 10);
+	auto iv = checked_derive(s1, s2, kIoIds);
+	CHECK_FALSE(find(iv, "io.iops_read", "dev:vdb"));
+}
+
+TEST_CASE("a VM started mid-run: the summary covers it from its first sighting", "[derive][summary]")
+{
+	Snapshot s1 = at(0), s2 = at(2), s3 = at(4);
+	s1.add_counter(series::kCpuStealTicks, "cpu:0", 0, "procfs");
+	s1.add_counter(series::kCpuTotalTicks, "cpu:0", 0, "procfs");
+	s2.add_counter(series::kCpuStealTicks, "cpu:0", 10, "procfs");
+	s2.add_counter(series::kCpuTotalTicks, "cpu:0", 200, "procfs");
+	s3.add_counter(series::kCpuStealTicks, "cpu:0", 20, "procfs");
+	s3.add_counter(series::kCpuTotalTicks, "cpu:0", 400, "procfs");
+	// vm:web01 appears in s2, with a steal share of 50/100 after it.
+	s2.add_counter(series::kCpuStealTicks, "vm:web01", 1000, "procfs");
+	s2.add_counter(series::kCpuTotalTicks, "vm:web01", 5000, "procfs");
+	s3.add_counter(series::kCpuStealTicks, "vm:web01", 1050, "procfs");
+	s3.add_counter(series::kCpuTotalTicks, "vm:web01", 5100, "procfs");
+	RunStart run;
+	run.observe(s1);
+	run.observe(s2);
+	run.observe(s3);
+	auto iv = checked_summary(run, s3, {"sched.steal_ratio"});
+	const Metric *host = find(iv, "sched.steal_ratio", "cpu:0");
+	REQUIRE(host);
+	CHECK(host->value == Approx(20.0 / 400.0));
+	const Metric *vm = find(iv, "sched.steal_ratio", "vm:web01");
+	REQUIRE(vm);
+	CHECK(vm->value == Approx(0.5));
+	CHECK(vm->note.find("first seen 2.00 s into the run: over its last 2.00 s") != std::string::npos);
 }

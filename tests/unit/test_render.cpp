@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "hwsig/render.h"
 
 using namespace hwsig;
@@ -71,4 +75,55 @@ TEST_CASE("vm view keeps that VM and the host", "[render]")
 	CHECK(scope_visible("system", opt));
 	CHECK_FALSE(scope_visible("vm:db02", opt));
 	CHECK_FALSE(scope_visible("dev:vda", opt));
+}
+
+TEST_CASE("table with -v: every unavailable scope on its own line, the columns after the scope aligned", "[render]")
+{
+	Interval iv = sample();
+	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:2048kB", "none reserved"});
+	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:1048576kB", "none reserved"});
+	RenderOptions opt;
+	opt.verbose = true;
+	opt.per_cpu = true;
+	std::string t = render_table(iv, opt);
+	INFO(t);
+	CHECK(t.find(" +1") == std::string::npos); // no collapsing with -v
+	std::vector<std::string> lines;
+	for (std::size_t at = 0, nl; (nl = t.find('\n', at)) != std::string::npos; at = nl + 1)
+		lines.push_back(t.substr(at, nl - at));
+	// Metric lines: "[source]" starts at one column for every scope.
+	std::set<std::size_t> source_col;
+	std::size_t metric_lines = 0;
+	for (const auto &l : lines)
+		if (l.find("  [") != std::string::npos) {
+			++metric_lines;
+			source_col.insert(l.find("  ["));
+		}
+	CHECK(metric_lines == 3);
+	CHECK(source_col.size() == 1);
+	// Unavailable lines: the reason starts at one column, past the widest scope.
+	std::set<std::size_t> reason_col;
+	std::size_t unavailable_lines = 0;
+	bool in_unavailable = false;
+	for (const auto &l : lines) {
+		if (l == "Unavailable") {
+			in_unavailable = true;
+			continue;
+		}
+		if (!in_unavailable || l.empty()) // sample()'s reason ends in a newline
+			continue;
+		++unavailable_lines;
+		for (const char *scope : {"system ", "dev:vda ", "dev:vdb ", "hugepages:2048kB ", "hugepages:1048576kB "}) {
+			auto at = l.find(scope);
+			if (at == std::string::npos)
+				continue;
+			auto reason = l.find_first_not_of(' ', at + std::string(scope).size() - 1);
+			reason_col.insert(reason);
+		}
+	}
+	CHECK(unavailable_lines == 5); // cpu.ipc system, dev:vda, dev:vdb, two page sizes
+	CHECK(reason_col.size() == 1);
+	// Without -v the two devices share a line.
+	opt.verbose = false;
+	CHECK(render_table(iv, opt).find("dev:vda +1") != std::string::npos);
 }

@@ -91,3 +91,17 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	CHECK(refused("hwsig-snapshot\t1\nZ\tx\nend\n", "unknown record 'Z'"));
 	CHECK(refused("hwsig-snapshot\t1\ntime\t-1\t0\nend\n", "not an unsigned integer"));
 }
+
+TEST_CASE("counts_from_zero crosses the socket (a disk first seen in interval 1 keeps its counts)", "[wire]")
+{
+	hwsig::Snapshot s = sample();
+	s.set_counts_from_zero("bpf.io_reads");
+	s.set_counts_from_zero("bpf.io_latency_us");
+	auto got = hwsig::decode_snapshot(hwsig::encode_snapshot(s, {}, {}));
+	CHECK(got.snapshot.counts_from_zero("bpf.io_reads"));
+	CHECK(got.snapshot.counts_from_zero("bpf.io_latency_us"));
+	CHECK_FALSE(got.snapshot.counts_from_zero("stat.total"));
+	CHECK(got.snapshot.from_zero().size() == 2);
+	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t1\nzero\tx\ty\nend\n"),
+			  Catch::Contains("'zero' needs 1 fields, has 2"));
+}

@@ -145,13 +145,23 @@ int run_runq(const HistOptions &o)
 			std::printf("\n%s\n", title.c_str());
 		hwsig::print_log2_hist(stdout, d, unit);
 	};
+	// A guest is labelled by its VM name (every QEMU's comm is the same).
+	std::map<int, std::string> vm_names;
+	if (o.per_process || !o.pids.empty())
+		for (const auto &vm : hwsig::discover_vms(o.root))
+			vm_names[vm.pid] = vm.name;
+	auto title = [&](int pid) {
+		auto it = vm_names.find(pid);
+		if (it != vm_names.end())
+			return "vm = " + it->second + " (pid " + std::to_string(pid) + ")";
+		return "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid);
+	};
 	return interval_loop(o, "Tracing run queue latency", [&] {
 		if (o.per_process || !o.pids.empty()) {
 			for (int pid : collector.selected()) {
 				auto c = collector.process(pid);
 				if (c && c->runs)
-					show("pid:" + std::to_string(pid),
-					     "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid), pick(*c));
+					show("pid:" + std::to_string(pid), title(pid), pick(*c));
 			}
 			return;
 		}
@@ -353,6 +363,12 @@ int cmd_hist(const std::vector<std::string> &args)
 	HistOptions o;
 	if (auto done = parse_hist_options(args, o))
 		return *done;
+	// A pid that is not there would trace nothing, silently.
+	for (int pid : o.pids)
+		if (!hwsig::path_exists(hwsig::join_path(o.root, "proc/" + std::to_string(pid)))) {
+			std::fprintf(stderr, "hwsigctl hist: no process with pid %d\n", pid);
+			return 1;
+		}
 	if (o.root == "/" && !o.no_daemon) {
 		try {
 			if (auto client = hwsig::DaemonClient::connect_if_running(daemon_socket_path()))
@@ -362,12 +378,19 @@ int cmd_hist(const std::vector<std::string> &args)
 			return 1;
 		}
 	}
-	if (geteuid() != 0)
-		std::fprintf(stderr, "hwsigctl hist: not root: loading BPF programs needs root "
-				     "(CAP_BPF+CAP_PERFMON)\n");
-	if (o.what == "vhost")
-		return run_vhost(o);
-	return o.what == "runq" ? run_runq(o) : run_bio(o);
+	try {
+		if (o.what == "vhost")
+			return run_vhost(o);
+		return o.what == "runq" ? run_runq(o) : run_bio(o);
+	} catch (const hwsig::Error &e) {
+		// Not libbpf's probe text (RLIMIT_MEMLOCK, CONFIG_BPF_SYSCALL):
+		// the one thing to do.
+		if (e.err() == EPERM || (e.err() == EACCES && geteuid() != 0)) {
+			std::fprintf(stderr, "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n");
+			return 1;
+		}
+		throw;
+	}
 }
 
 } // namespace hwsigctl

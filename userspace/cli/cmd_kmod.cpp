@@ -1,5 +1,6 @@
 // hwsigctl kmod info|status|start|stop|records: control and inspection of
 // hwsig.ko over generic netlink and its /dev/hwsig rings.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
@@ -64,7 +65,8 @@ std::string cpu_text(std::int32_t cpu)
 int fail(const std::string &sub, const hwsig::Error &e)
 {
 	std::fprintf(stderr, "hwsigctl kmod %s: %s\n", sub.c_str(), e.what());
-	if (dynamic_cast<const hwsig::KmodNotLoaded *>(&e))
+	// records opens /dev/hwsig directly: ENOENT there is the module missing too.
+	if (dynamic_cast<const hwsig::KmodNotLoaded *>(&e) || (sub == "records" && e.err() == ENOENT))
 		std::fprintf(stderr, "hint: load the module first (modprobe hwsig, or insmod hwsig.ko)\n");
 	else if (e.err() == EPERM)
 		// kmod/netlink.c checks perfmon_capable() for every command.
@@ -225,12 +227,13 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 	hwsig::KmodConfig cfg;
 	cfg.sample_interval_ns = static_cast<std::uint64_t>(std::llround(interval * 1e9));
 	cfg.ring_records = ring_records;
+	// Said once the configuration is shown or accepted, never after an
+	// error (the module not loaded).
+	bool software = false;
+	const char *kSoftware = "no core PMU on this host: sampling software events instead\n";
 	try {
 		if (event_list.empty()) {
-			bool software = false;
 			cfg.events = hwsig::default_kmod_events(pmus, cpu, &software);
-			if (software)
-				std::printf("no core PMU on this host: sampling software events instead\n");
 		} else {
 			const auto names = hwsig::split_event_list(event_list);
 			for (const auto &name : names)
@@ -243,8 +246,12 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 		return 2;
 	}
 	if (dry_run) {
-		std::printf("would configure: %zu events every %s\n", cfg.events.size(),
-			    seconds(cfg.sample_interval_ns).c_str());
+		if (software)
+			std::printf("%s", kSoftware);
+		std::printf("would configure: %zu events every %s, %s per CPU ring\n", cfg.events.size(),
+			    seconds(cfg.sample_interval_ns).c_str(),
+			    ring_records ? (std::to_string(*ring_records) + " records").c_str()
+					 : "the module's ring size (default 1024 records)");
 		print_events(cfg.events);
 		return 0;
 	}
@@ -254,6 +261,8 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 		if (!client.get_info().running)
 			client.start();
 		auto info = client.get_info();
+		if (software)
+			std::printf("%s", kSoftware);
 		std::printf("started: %zu events every %s, %u records per CPU ring, generation %llu\n",
 			    cfg.events.size(), seconds(info.sample_interval_ns).c_str(), info.ring_records,
 			    static_cast<unsigned long long>(info.config_generation));
@@ -385,13 +394,30 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 	po::variables_map vars;
 	if (auto done = hwsigctl::parse_command_line({"kmod", visible, hidden, kExamples}, rest, vars))
 		return done;
-	auto only_for = [&](const char *opt, const char *which) {
-		return vars.count(opt) && o.sub != which;
+	// Each option given to a subcommand that does not take it, by name.
+	struct OnlyFor {
+		const char *option;
+		bool given;
+		std::vector<const char *> subs;
 	};
-	if (only_for("interval", "start") || only_for("ring-records", "start") || only_for("events", "start") ||
-	    (o.per_cpu && o.sub != "status") || (o.dry_run && o.sub != "start") || only_for("last", "records") ||
-	    (o.force && o.sub != "start" && o.sub != "stop"))
-		return hwsigctl::usage_error("kmod", "option not valid for 'kmod " + o.sub + "'");
+	const OnlyFor only[] = {
+		{"--interval", vars.count("interval") != 0, {"start"}},
+		{"--ring-records", vars.count("ring-records") != 0, {"start"}},
+		{"--events", vars.count("events") != 0, {"start"}},
+		{"--dry-run", o.dry_run, {"start"}},
+		{"--force", o.force, {"start", "stop"}},
+		{"--per-cpu", o.per_cpu, {"status"}},
+		{"--last", vars.count("last") != 0, {"records"}},
+	};
+	for (const auto &rule : only) {
+		if (!rule.given || std::find(rule.subs.begin(), rule.subs.end(), o.sub) != rule.subs.end())
+			continue;
+		std::string which;
+		for (std::size_t i = 0; i < rule.subs.size(); ++i)
+			which += std::string(i ? " and " : "") + "'kmod " + rule.subs[i] + "'";
+		return hwsigctl::usage_error("kmod", std::string(rule.option) + " is only for " + which +
+							     ", not for 'kmod " + o.sub + "'");
+	}
 	if (vars.count("ring-records"))
 		o.ring_records = ring_records;
 	return std::nullopt;

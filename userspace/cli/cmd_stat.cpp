@@ -14,6 +14,7 @@
 #include "hwsig/derive.h"
 #include "hwsig/render.h"
 #include "hwsig/error.h"
+#include "hwsig/fs.h"
 #include "snapshot_feed.h"
 
 namespace po = boost::program_options;
@@ -130,10 +131,40 @@ bool has_vm(const hwsigctl::SnapshotFeed &sampler, const std::string &name)
 	return false;
 }
 
+// Under --vm: once the VM's QEMU has exited (the VM list is rediscovered
+// only every few seconds: look at the process), say so instead of
+// showing no or zero values for it.
+void check_vm_gone(const hwsigctl::SnapshotFeed &sampler, StatOptions &o, int pid)
+{
+	if (o.render.vm.empty() || !o.render.vm_gone.empty())
+		return;
+	bool listed = false;
+	for (const auto &v : sampler.vms())
+		listed = listed || (v.name == o.render.vm && v.pid == pid);
+	std::string stat_path = (o.root == "/" ? std::string() : o.root) + "/proc/" + std::to_string(pid) + "/stat";
+	auto stat = hwsig::read_file(stat_path, 4096);
+	bool alive = stat.data.has_value();
+	if (alive) {
+		auto close = stat.data->rfind(')');
+		if (close != std::string::npos && close + 2 < stat.data->size())
+			alive = (*stat.data)[close + 2] != 'Z' && (*stat.data)[close + 2] != 'X';
+	}
+	if (!listed || !alive)
+		o.render.vm_gone = "its QEMU (pid " + std::to_string(pid) + ") exited";
+}
+
+int vm_pid(const hwsigctl::SnapshotFeed &sampler, const std::string &name)
+{
+	for (const auto &v : sampler.vms())
+		if (v.name == name)
+			return v.pid;
+	return 0;
+}
+
 // Prints an interval every o.interval until o.count or Ctrl-C; returns
 // how many it printed, prev the last snapshot taken.
 unsigned long interval_loop(hwsigctl::SnapshotFeed &sampler, const std::vector<std::string> &claimed, StatOptions &o,
-			    hwsig::Snapshot &prev)
+			    hwsig::Snapshot &prev, hwsig::RunStart &run, int pid)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -143,6 +174,8 @@ unsigned long interval_loop(hwsigctl::SnapshotFeed &sampler, const std::vector<s
 		if (!hwsigctl::sleep_until(deadline))
 			break;
 		hwsig::Snapshot cur = sampler.take();
+		run.observe(cur);
+		check_vm_gone(sampler, o, pid);
 		auto iv = hwsig::derive(prev, cur, claimed);
 		++done;
 		o.render.title = "interval " + std::to_string(done);
@@ -193,14 +226,21 @@ static int cmd_stat_run(const std::vector<std::string> &args)
 		return 1;
 	}
 	hwsig::Snapshot prev = first;
-	const unsigned long done = interval_loop(sampler, claimed, o, prev);
+	// The summary's start: first, and each scope that appears later from
+	// the snapshot it appears in.
+	hwsig::RunStart run;
+	run.observe(first);
+	const int pid = o.render.vm.empty() ? 0 : vm_pid(sampler, o.render.vm);
+	const unsigned long done = interval_loop(sampler, claimed, o, prev, run, pid);
 	// Summary over the whole run when it adds something: several intervals
 	// in a table, or an interrupted run (perf stat's Ctrl-C behaviour).
 	bool interrupted = stop_requested();
-	if (interrupted && done == 0)
+	if (interrupted && done == 0) {
 		prev = sampler.take();
+		run.observe(prev);
+	}
 	if ((interrupted || (!o.json && done > 1)) && prev.mono_ns > first.mono_ns) {
-		auto iv = hwsig::derive(first, prev, claimed);
+		auto iv = hwsig::derive_summary(run, prev, claimed);
 		o.render.title = "summary of " + std::to_string(done) + (done == 1 ? " interval" : " intervals");
 		o.render.summary = true;
 		print_interval(iv, o);

@@ -1,4 +1,5 @@
 #include "hwsig/derive.h"
+#include "hwsig/series.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +51,18 @@ bool scope_less(const std::string &a, const std::string &b)
 	return a.size() - i < b.size() - j;
 }
 
+double seconds_between(std::uint64_t from, std::uint64_t to)
+{
+	return to > from ? static_cast<double>(to - from) / 1e9 : 0;
+}
+
+// The metrics that exist only per device: a reason for all of them is
+// given at "dev:*", never at "system" (which would read as a host-wide value).
+bool per_device(const MetricDef &def)
+{
+	return def.layer == Layer::Io;
+}
+
 std::string multiplex_note(double fraction)
 {
 	char buf[96];
@@ -60,10 +73,12 @@ std::string multiplex_note(double fraction)
 
 class Deriver {
 public:
-	Deriver(const Snapshot &prev, const Snapshot &cur, Interval &out)
-		: prev_(prev), cur_(cur), out_(out)
+	// start: for a summary, where each scope that appeared after the
+	// first snapshot was first seen (prev is then RunStart::first()).
+	Deriver(const Snapshot &prev, const Snapshot &cur, Interval &out, const RunStart *start = nullptr)
+		: prev_(prev), cur_(cur), out_(out), start_(start)
 	{
-		dt_ = cur.mono_ns > prev.mono_ns ? static_cast<double>(cur.mono_ns - prev.mono_ns) / 1e9 : 0;
+		dt_ = seconds_between(prev.mono_ns, cur.mono_ns);
 	}
 
 	void run(const MetricDef &def)
@@ -88,7 +103,7 @@ private:
 		  const std::string &source, std::string note = {})
 	{
 		if (!std::isfinite(value)) {
-			unavailable(def, scope, "not a finite number in this interval");
+			unavailable(def, scope, "not a finite number " + span());
 			return;
 		}
 		out_.metrics.push_back({def.id, scope, value, def.unit, source, std::move(note), def.layer});
@@ -97,6 +112,35 @@ private:
 	void unavailable(const MetricDef &def, const std::string &scope, std::string reason)
 	{
 		out_.unavailable.push_back({def.id, scope, std::move(reason)});
+	}
+
+	std::string span() const { return start_ ? "in this run" : "in this interval"; }
+
+	// An empty delta histogram, said in the metric's terms: a device's
+	// queue time exists only for requests inserted into its queue (a loop
+	// device's are not), its other histograms for every request.
+	static std::string no_events(const MetricDef &def)
+	{
+		if (def.rule.num.front() == series::kIoQueueUs)
+			return "no request went through the I/O scheduler queue ";
+		return per_device(def) ? "no I/O " : "no events ";
+	}
+
+	// Where (name, scope) starts: prev_, or for a summary the snapshot in
+	// which the scope first appeared. Sets dt and the note saying so.
+	double scope_seconds(const std::string &name, const std::string &scope, std::string &note) const
+	{
+		if (!start_)
+			return dt_;
+		std::uint64_t since = start_->since(name, scope);
+		if (since <= prev_.mono_ns)
+			return dt_;
+		double s = seconds_between(since, cur_.mono_ns);
+		char buf[128];
+		std::snprintf(buf, sizeof(buf), "first seen %.2f s into the run: over its last %.2f s",
+			      seconds_between(prev_.mono_ns, since), s);
+		note = buf;
+		return s;
 	}
 
 	// Sum of deltas of the named counters at scope; nullopt (with a note)
@@ -112,6 +156,9 @@ private:
 		for (const auto &name : names) {
 			const CounterPoint *c = cur_.counter(name, scope);
 			const CounterPoint *p = prev_.counter(name, scope);
+			static const CounterPoint zero{0, 1.0};
+			if (c && !p && prev_.counts_from_zero(name))
+				p = &zero; // counting since before prev, nothing for this scope yet
 			if (!c || !p) {
 				if (c && !p)
 					return std::nullopt; // appeared in this interval: next time
@@ -136,32 +183,34 @@ private:
 			return;
 		for (const auto &[scope, point] : series->second.by_scope) {
 			(void)point;
-			if (!prev_.counter(rule.num.front(), scope))
-				continue; // first sighting of this scope
+			if (!prev_.counter(rule.num.front(), scope) && !prev_.counts_from_zero(rule.num.front()))
+				continue; // first sighting of this scope: from the next snapshot on
 			auto num = sum_deltas(def, rule.num, scope);
 			if (!num)
 				continue;
 			std::string note;
+			const double dt = scope_seconds(rule.num.front(), scope, note);
 			double value = 0;
 			if (rule.kind == Rule::Kind::Rate) {
-				if (dt_ <= 0) {
-					unavailable(def, scope, "zero-length interval");
+				if (dt <= 0) {
+					unavailable(def, scope, start_ ? "zero-length run" : "zero-length interval");
 					continue;
 				}
-				value = rule.scale * num->delta / dt_;
+				value = rule.scale * num->delta / dt;
 			} else {
 				auto den = sum_deltas(def, rule.den, scope);
 				if (!den)
 					continue;
 				if (den->delta <= 0) {
-					unavailable(def, scope, "no " + join(rule.den) + " in this interval");
+					unavailable(def, scope, "no " + join(rule.den) + " " + span());
 					continue;
 				}
 				value = rule.scale * num->delta / den->delta;
 				num->min_fraction = std::min(num->min_fraction, den->min_fraction);
 			}
 			if (num->min_fraction < 0.999)
-				note = multiplex_note(num->min_fraction);
+				note = note.empty() ? multiplex_note(num->min_fraction)
+						    : note + "; " + multiplex_note(num->min_fraction);
 			emit(def, scope, value, series->second.source, std::move(note));
 		}
 	}
@@ -182,8 +231,15 @@ private:
 			return;
 		for (const auto &[scope, hist] : series->second.by_scope) {
 			const Histogram *before = prev_.histogram(def.rule.num.front(), scope);
-			if (!before)
-				continue;
+			Histogram empty;
+			if (!before) {
+				if (!prev_.counts_from_zero(def.rule.num.front()))
+					continue; // first sighting of this scope: from the next snapshot on
+				empty.layout = hist.layout;
+				before = &empty;
+			}
+			std::string note;
+			(void)scope_seconds(def.rule.num.front(), scope, note);
 			auto d = Histogram::delta(*before, hist);
 			if (!d) {
 				unavailable(def, scope, "histogram went backwards (collector reset)");
@@ -192,10 +248,10 @@ private:
 			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
 									 : seek_pattern_entropy(*d);
 			if (!v) {
-				unavailable(def, scope, "no events in this interval");
+				unavailable(def, scope, no_events(def) + span());
 				continue;
 			}
-			emit(def, scope, def.rule.scale * *v, series->second.source);
+			emit(def, scope, def.rule.scale * *v, series->second.source, std::move(note));
 		}
 	}
 
@@ -210,19 +266,67 @@ private:
 	const Snapshot &prev_;
 	const Snapshot &cur_;
 	Interval &out_;
+	const RunStart *start_ = nullptr;
 	double dt_ = 0;
 };
 
 } // namespace
 
-Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std::string> &claimed_ids)
+void RunStart::observe(const Snapshot &s)
+{
+	if (!have_) {
+		first_ = s;
+		have_ = true;
+		last_mono_ns_ = s.mono_ns;
+		return;
+	}
+	// A scope absent from the first snapshot starts where it first
+	// appears. When its source counts from zero, it had counted nothing
+	// at the previous snapshot: it is covered from there, from zero
+	// (nothing of its first interval is lost), else from its values here.
+	for (const auto &[name, series] : s.counters())
+		for (const auto &[scope, point] : series.by_scope) {
+			if (first_.counter(name, scope))
+				continue;
+			if (first_.counts_from_zero(name)) {
+				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				continue;
+			}
+			first_.add_counter(name, scope, point.value, series.source, point.running_fraction);
+			since_[{name, scope}] = s.mono_ns;
+		}
+	for (const auto &[name, series] : s.histograms())
+		for (const auto &[scope, hist] : series.by_scope) {
+			if (first_.histogram(name, scope))
+				continue;
+			if (first_.counts_from_zero(name)) {
+				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				continue;
+			}
+			first_.add_histogram(name, scope, hist, series.source);
+			since_[{name, scope}] = s.mono_ns;
+		}
+	last_mono_ns_ = s.mono_ns;
+}
+
+std::uint64_t RunStart::since(const std::string &name, const std::string &scope) const
+{
+	auto it = since_.find({name, scope});
+	return it == since_.end() ? first_.mono_ns : it->second;
+}
+
+namespace {
+
+Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vector<std::string> &claimed_ids,
+		     const RunStart *start)
 {
 	Interval out;
 	out.realtime_ns = cur.realtime_ns;
-	out.interval_s = cur.mono_ns > prev.mono_ns ? static_cast<double>(cur.mono_ns - prev.mono_ns) / 1e9 : 0;
-	Deriver deriver(prev, cur, out);
+	out.interval_s = seconds_between(prev.mono_ns, cur.mono_ns);
+	Deriver deriver(prev, cur, out, start);
 	for (const auto &def : catalog())
 		deriver.run(def);
+	const char *span = start ? "in this run" : "in this interval";
 
 	// A source's own reason for a scope beats derive's generic one (it
 	// knows why: "THP disabled" rather than "no THP faults").
@@ -255,9 +359,19 @@ Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std
 	for (const auto &def : catalog()) {
 		if (with_value.count(def.id) || with_note.count(def.id))
 			continue;
-		out.unavailable.push_back({def.id, "system",
-					   claimed.count(def.id) ? "no data in this interval"
-								 : "no source for it in this build"});
+		std::string why = !claimed.count(def.id) ? "no source for it in this build"
+			: per_device(def)		 ? std::string("no block device with I/O ") + span
+							 : std::string("no data ") + span;
+		out.unavailable.push_back({def.id, "system", std::move(why)});
+	}
+	// A per-device metric's reason for every device goes at "dev:*".
+	std::map<std::string, const MetricDef *, std::less<>> defs;
+	for (const auto &def : catalog())
+		defs.emplace(def.id, &def);
+	for (auto &u : out.unavailable) {
+		auto it = defs.find(u.id);
+		if (u.scope == "system" && it != defs.end() && per_device(*it->second))
+			u.scope = "dev:*";
 	}
 
 	// Catalog order, then natural scope order.
@@ -278,6 +392,18 @@ Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std
 				 return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
 			 });
 	return out;
+}
+
+} // namespace
+
+Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std::string> &claimed_ids)
+{
+	return derive_with(prev, cur, claimed_ids, nullptr);
+}
+
+Interval derive_summary(const RunStart &start, const Snapshot &last, const std::vector<std::string> &claimed_ids)
+{
+	return derive_with(start.first(), last, claimed_ids, &start);
 }
 
 std::vector<std::string> interval_conflicts(const Interval &iv)

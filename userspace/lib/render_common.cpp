@@ -7,8 +7,9 @@ namespace hwsig {
 bool scope_visible(const std::string &scope, const RenderOptions &opt)
 {
 	if (!opt.vm.empty()) {
-		// A VM view: that VM's scopes plus the host-wide context.
-		return scope == "system" || scope == "vm:" + opt.vm;
+		// A VM view: that VM's scopes plus the host-wide context; once
+		// it is gone, the host's only (vm_gone says so).
+		return scope == "system" || (opt.vm_gone.empty() && scope == "vm:" + opt.vm);
 	}
 	if (!opt.per_cpu && scope.rfind("cpu:", 0) == 0)
 		return false;

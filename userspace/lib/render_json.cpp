@@ -27,6 +27,9 @@ std::string render_json(const Interval &iv, const RenderOptions &opt)
 	std::string out = opt.summary ? "{\"summary\":true,\"timestamp\":" : "{\"timestamp\":";
 	out += number(static_cast<double>(iv.realtime_ns) / 1e9);
 	out += ",\"interval_s\":" + number(iv.interval_s);
+	if (!opt.vm.empty() && !opt.vm_gone.empty())
+		out += ",\"vm_gone\":{\"scope\":\"vm:" + json_escape(opt.vm) + "\",\"reason\":\"" +
+		       json_escape(opt.vm_gone) + "\"}";
 	out += ",\"metrics\":[";
 	bool first = true;
 	for (const auto &m : iv.metrics) {

@@ -227,6 +227,11 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 			put_list(out, h.counts);
 			out += '\n';
 		}
+	for (const auto &name : snap.from_zero()) {
+		out += "zero\t";
+		put_escaped(out, name);
+		out += '\n';
+	}
 	for (const auto &u : snap.unavailable()) {
 		out += "U\t";
 		put_escaped(out, u.id);
@@ -301,6 +306,9 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			if (h.counts.size() > kMaxSlots)
 				bad(line, "too many histogram slots");
 			s.snapshot.add_histogram(f[1], f[2], std::move(h), f[3]);
+		} else if (kind == "zero") {
+			want(2);
+			s.snapshot.set_counts_from_zero(f[1]);
 		} else if (kind == "U") {
 			want(4);
 			s.snapshot.add_unavailable(f[1], f[2], f[3]);

@@ -32,6 +32,12 @@ public:
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
 		collector_.collect(snap, block_ids(), [&](BlockCollector &collector) {
+			// Attached: every device's counts start at zero (its map
+			// entry appears on its first request).
+			for (const char *name : {series::kIoReads, series::kIoWrites, series::kIoReadBytes,
+						 series::kIoWriteBytes, series::kIoLatencyUs, series::kIoQueueUs,
+						 series::kIoSizeKib, series::kIoSeekSlots})
+				snap.set_counts_from_zero(name);
 			const bool have_sysfs = path_exists(join_path(ctx.root, "sys/dev/block"));
 			for (const auto &[dev, c] : collector.devices()) {
 				// A device that went away (hot-unplug, a removed loop

@@ -2,16 +2,29 @@
 // first use, and every metric of a source unavailable for one reason.
 #pragma once
 
+#include <cerrno>
 #include <exception>
+#include <unistd.h>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hwsig/error.h"
 #include "hwsig/snapshot.h"
 
 namespace hwsig::bpf_source {
 
 inline constexpr const char *kSource = "bpf";
+
+// What a metric's row says when the collector could not load for lack of
+// privilege: the one thing to do, not libbpf's probe text (which blames
+// RLIMIT_MEMLOCK and CONFIG_BPF_SYSCALL).
+inline constexpr const char *kNeedsRoot = "needs root (CAP_BPF and CAP_PERFMON)";
+
+inline bool lacks_privilege(int err)
+{
+	return err == EPERM || (err == EACCES && ::geteuid() != 0);
+}
 
 inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, const std::string &why)
 {
@@ -46,6 +59,8 @@ private:
 		if (!collector_ && failure_.empty()) {
 			try {
 				collector_.emplace();
+			} catch (const Error &e) {
+				failure_ = lacks_privilege(e.err()) ? kNeedsRoot : e.what();
 			} catch (const std::exception &e) {
 				failure_ = e.what();
 			}

@@ -1,10 +1,13 @@
 // The bpf.sched source: reads the SchedCollector, emits run-queue wait
 // histograms and involuntary switches per CPU, system, VM and pid.
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "hwsig/catalog.h"
+#include "hwsig/fs.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "sched_collector.h"
@@ -44,13 +47,44 @@ private:
 		snap.add_counter(series::kInvoluntarySwitches, scope, static_cast<double>(c.involuntary), kSource);
 	}
 
+	// The VM list is rediscovered every few seconds: a QEMU that exited
+	// since (or a zombie) is not reported as an idle VM.
+	static bool alive(const SourceContext &ctx, int pid)
+	{
+		auto stat = read_file(join_path(ctx.root, "proc/" + std::to_string(pid) + "/stat"), 4096);
+		if (!stat.data)
+			return false;
+		auto close = stat.data->rfind(')');
+		if (close == std::string::npos || close + 2 >= stat.data->size())
+			return true; // unparsable: not ours to judge
+		char state = (*stat.data)[close + 2];
+		return state != 'Z' && state != 'X' && state != 'x';
+	}
+
+	static bool has_data(const SchedCounts &c)
+	{
+		return c.runs || c.involuntary || c.wakeup_wait_us.total() || c.preempt_wait_us.total();
+	}
+
 	void emit(const SourceContext &ctx, SchedCollector &collector, Snapshot &snap)
 	{
+		// Every scope counts from zero: the CPUs since the attach, a
+		// process since it was selected (select() clears its slot). A VM
+		// is reported from its first event on (a short-lived process
+		// that merely looks like QEMU never shows up as an idle VM),
+		// derive takes that first interval from zero.
+		for (const char *name : {series::kRunqWaitUs, series::kRunqWakeupWaitUs, series::kRunqPreemptWaitUs,
+					 series::kInvoluntarySwitches})
+			snap.set_counts_from_zero(name);
 		// tgid -> scopes it is reported under.
 		std::map<int, std::vector<std::string>> wanted;
+		std::set<int> vm_pids;
 		if (ctx.vms)
 			for (const Vm &vm : *ctx.vms)
-				wanted[vm.pid].push_back(vm.scope());
+				if (alive(ctx, vm.pid)) {
+					wanted[vm.pid].push_back(vm.scope());
+					vm_pids.insert(vm.pid);
+				}
 		for (int pid : pids_)
 			wanted[pid].push_back("pid:" + std::to_string(pid));
 		for (int tgid : collector.selected())
@@ -66,6 +100,8 @@ private:
 			auto counts = collector.process(tgid);
 			if (!counts)
 				continue;
+			if (vm_pids.count(tgid) && !pids_wanted(tgid) && !has_data(*counts))
+				continue;
 			for (const auto &scope : scopes)
 				add(snap, scope, *counts);
 		}
@@ -77,6 +113,8 @@ private:
 		}
 		add(snap, "system", system);
 	}
+
+	bool pids_wanted(int tgid) const { return std::find(pids_.begin(), pids_.end(), tgid) != pids_.end(); }
 
 	std::vector<int> pids_;
 	bpf_source::LazyCollector<SchedCollector> collector_;

@@ -43,6 +43,8 @@ public:
 			attached_module_ = module;
 			try {
 				collector_.emplace(how_, ctx.root);
+			} catch (const Error &e) {
+				failure_ = bpf_source::lacks_privilege(e.err()) ? bpf_source::kNeedsRoot : e.what();
 			} catch (const std::exception &e) {
 				failure_ = e.what();
 			}

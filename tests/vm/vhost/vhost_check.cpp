@@ -622,7 +622,7 @@ void phase_unprivileged()
 		       std::to_string(t.snap.histograms().size() + t.snap.counters().size());
 	});
 	info("as nobody: " + text.substr(0, text.find('\n')));
-	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && text.find("BPF needs root") != std::string::npos &&
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && text.find("needs root (CAP_BPF and CAP_PERFMON)") != std::string::npos &&
 		      text.find("series=0") != std::string::npos,
 	      "unprivileged vhost source: " + text);
 }

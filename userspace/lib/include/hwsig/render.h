@@ -13,6 +13,9 @@ struct RenderOptions {
 	bool verbose = false; // show source and notes
 	std::string title;    // e.g. "interval 3" or "summary of 5 intervals"
 	bool summary = false; // JSON: the line covers the whole run ("summary":true first)
+	// Non-empty: the VM of `vm` exited, and why we say so ("QEMU pid 4321
+	// exited"): one line saying it is gone instead of its scopes.
+	std::string vm_gone;
 };
 
 bool scope_visible(const std::string &scope, const RenderOptions &opt);

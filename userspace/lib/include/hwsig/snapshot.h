@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,14 @@ public:
 			   std::string_view source);
 	// A metric (or one scope of it) cannot be measured, and why.
 	void add_unavailable(std::string_view id, std::string_view scope, std::string_view reason);
+	// The source of this series was counting when this snapshot was taken,
+	// and its counts (or histograms) start at zero for every scope: a scope
+	// absent here has counted nothing yet (a BPF map entry is created on a
+	// device's first request). derive() then takes a scope that appears
+	// later from zero instead of skipping its first interval.
+	void set_counts_from_zero(std::string_view name) { from_zero_.emplace(name); }
+	bool counts_from_zero(std::string_view name) const { return from_zero_.find(name) != from_zero_.end(); }
+	const std::set<std::string, std::less<>> &from_zero() const { return from_zero_; }
 
 	using Counters = std::map<std::string, Series<CounterPoint>, std::less<>>;
 	using Gauges = std::map<std::string, Series<double>, std::less<>>;
@@ -66,6 +75,7 @@ private:
 	Gauges gauges_;
 	Histograms histograms_;
 	std::vector<UnavailableNote> unavailable_;
+	std::set<std::string, std::less<>> from_zero_;
 };
 
 } // namespace hwsig
