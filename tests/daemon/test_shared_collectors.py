@@ -248,7 +248,7 @@ def kmod_refusal():
                 ("hwsig.ko" in p.stderr or p.returncode == 0), p.stderr.strip())
         p = subprocess.run([HWSIGCTL, "kmod", "status", "--force"], env=env, capture_output=True, text=True,
                            timeout=30)
-        r.check("--force is only for start and stop", p.returncode == 2 and "not valid" in p.stderr,
+        r.check("--force is only for start and stop", p.returncode == 2 and "--force is only for 'kmod start' and 'kmod stop'" in p.stderr,
                 p.stderr.strip())
     finally:
         done.set()
