@@ -28,6 +28,13 @@ void put_escaped(std::string &out, std::string_view s)
 	}
 }
 
+// Escaped string fields, each followed by a tab (the record's numbers come
+// after them).
+template <typename... S> void put_fields(std::string &out, const S &...fields)
+{
+	((put_escaped(out, fields), out += '\t'), ...);
+}
+
 void put_double(std::string &out, double v)
 {
 	char buf[40];
@@ -195,19 +202,11 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 		put_list(out, vm.taps);
 		out += '\n';
 	}
-	auto head = [&](char kind, const std::string &name, const std::string &scope, const std::string &source) {
-		out += kind;
-		out += '\t';
-		put_escaped(out, name);
-		out += '\t';
-		put_escaped(out, scope);
-		out += '\t';
-		put_escaped(out, source);
-		out += '\t';
-	};
+	auto head = [&](const char *kind, const std::string &name, const std::string &scope,
+			const std::string &source) { put_fields(out, std::string_view(kind), name, scope, source); };
 	for (const auto &[name, series] : snap.counters())
 		for (const auto &[scope, p] : series.by_scope) {
-			head('C', name, scope, series.source);
+			head("C", name, scope, series.source);
 			put_double(out, p.value);
 			out += '\t';
 			put_double(out, p.running_fraction);
@@ -215,13 +214,13 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 		}
 	for (const auto &[name, series] : snap.gauges())
 		for (const auto &[scope, v] : series.by_scope) {
-			head('G', name, scope, series.source);
+			head("G", name, scope, series.source);
 			put_double(out, v);
 			out += '\n';
 		}
 	for (const auto &[name, series] : snap.histograms())
 		for (const auto &[scope, h] : series.by_scope) {
-			head('H', name, scope, series.source);
+			head("H", name, scope, series.source);
 			out += std::to_string(static_cast<int>(h.layout));
 			out += '\t';
 			put_list(out, h.counts);
@@ -233,12 +232,8 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 		out += '\n';
 	}
 	for (const auto &u : snap.unavailable()) {
-		out += "U\t";
-		put_escaped(out, u.id);
-		out += '\t';
-		put_escaped(out, u.scope);
-		out += '\t';
-		put_escaped(out, u.reason);
+		put_fields(out, std::string_view("U"), u.id, u.scope);
+		put_escaped(out, u.reason); // the last field: no tab after it
 		out += '\n';
 	}
 	out += "end\n";
