@@ -182,13 +182,11 @@ FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
 
 void FileCache::keep(const std::string &path, Entry entry)
 {
-	if (entries_.size() >= max_open_) {
-		auto oldest = entries_.begin();
-		for (auto it = entries_.begin(); it != entries_.end(); ++it)
-			if (it->second.used < oldest->second.used)
-				oldest = it;
-		entries_.erase(oldest);
-	}
+	// Past the bound, files are read uncached (no eviction: a working set
+	// larger than the bound would otherwise open and close on every read,
+	// plus the search for a victim).
+	if (entries_.size() >= max_open_)
+		return;
 	entry.used = ++tick_;
 	entries_.emplace(path, std::move(entry));
 }

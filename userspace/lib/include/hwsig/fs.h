@@ -50,7 +50,8 @@ std::optional<std::string> read_trimmed(const std::string &path);
 //  - revalidate() drops the fds whose path now names another file (a
 //    device removed and re-added between two reads, a mount on top); the
 //    sources call it when they rescan their layout.
-// At most max_open fds are kept; past that the least recently read is closed.
+// At most max_open fds are kept; past that, further files are read with a
+// fresh open each time (sweep() and failures make room again).
 class FileCache {
 public:
 	explicit FileCache(std::size_t max_open = 64);
