@@ -102,10 +102,11 @@ bool same_file(const struct stat &st, std::uint64_t dev, std::uint64_t ino)
 
 FileCache::FileCache(std::size_t max_open) : max_open_(max_open) {}
 
-int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len)
+int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show)
 {
 	// seq_file hands out at most a page per read: read on to EOF (0), at
-	// increasing offsets, as read() would.
+	// increasing offsets, as read() would. A sysfs attribute is one show()
+	// of at most a page: a read that did not fill the buffer had it all.
 	len = 0;
 	if (buf_.size() < 4096)
 		buf_.resize(4096);
@@ -123,6 +124,8 @@ int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len)
 		len += static_cast<std::size_t>(n);
 		if (len > max_bytes)
 			return EFBIG;
+		if (one_show && len < buf_.size())
+			return 0;
 	}
 }
 
@@ -138,7 +141,7 @@ FileCache::View FileCache::read(const std::string &path, std::size_t max_bytes)
 		}
 		if (valid) {
 			std::size_t len = 0;
-			if (read_whole(e.fd.get(), max_bytes, len) == 0 && len > 0) {
+			if (read_whole(e.fd.get(), max_bytes, len, e.one_show) == 0 && len > 0) {
 				e.used = ++tick_;
 				View v;
 				v.data = std::string_view(buf_.data(), len);
@@ -160,7 +163,7 @@ FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
 		return v;
 	}
 	std::size_t len = 0;
-	if (int err = read_whole(fd.get(), max_bytes, len)) {
+	if (int err = read_whole(fd.get(), max_bytes, len, false)) {
 		v.err = err;
 		return v;
 	}
@@ -175,6 +178,10 @@ FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
 	e.dev = static_cast<std::uint64_t>(st.st_dev);
 	e.ino = static_cast<std::uint64_t>(st.st_ino);
 	e.pseudo = sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC;
+	// sysfs gives its (text) attributes the size of a page; binary
+	// attributes, read by the driver piecewise, have their own.
+	static const long page = ::sysconf(_SC_PAGESIZE);
+	e.one_show = sfs.f_type == SYSFS_MAGIC && S_ISREG(st.st_mode) && st.st_size == page;
 	e.fd = std::move(fd);
 	keep(path, std::move(e));
 	return v;

@@ -1,6 +1,8 @@
 // HugeTLB pool utilization per page size (system-wide and per node) and THP
 // usage, from /sys/kernel/mm, /sys/devices/system/node and /proc/meminfo.
 #include <chrono>
+#include <cstdint>
+#include <iterator>
 
 #include "hwsig/procfs.h"
 #include "hwsig/parse.h"
@@ -20,6 +22,106 @@ std::string size_name(std::uint64_t kb)
 	return std::to_string(kb) + "kB";
 }
 
+// The /proc/meminfo lines this source reads.
+constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "Hugepagesize", "AnonHugePages"};
+
+// parse_meminfo() of a file whose names, in order, are those of the last
+// text parse_meminfo() accepted (a kernel's meminfo never changes its
+// lines): then only the values need checking, without building the map of
+// ~55 names. Anything else (other names or order, blank lines, tabs, a
+// value that is not a kernel number) goes to parse_meminfo(), and its
+// answer is returned. The result holds the kPicked lines only.
+class MeminfoParser {
+public:
+	Meminfo parse(std::string_view text)
+	{
+		Meminfo out;
+		if (fast(text, out))
+			return out;
+		out = parse_meminfo(text);
+		names_.clear();
+		pick_.clear();
+		if (out.error.empty()) {
+			for (auto line : split_lines(text)) {
+				if (trim(line).empty())
+					continue;
+				auto name = trim(line.substr(0, line.find(':')));
+				names_.emplace_back(name);
+				int k = -1;
+				for (std::size_t i = 0; i < std::size(kPicked); ++i)
+					if (name == kPicked[i])
+						k = static_cast<int>(i);
+				pick_.push_back(k);
+			}
+		}
+		return out;
+	}
+
+private:
+	bool fast(std::string_view text, Meminfo &out) const
+	{
+		if (names_.empty() || text.empty() || text.back() != '\n')
+			return false;
+		MeminfoValue picked[std::size(kPicked)];
+		bool have[std::size(kPicked)] = {};
+		std::size_t pos = 0;
+		for (std::size_t i = 0; i < names_.size(); ++i) {
+			// "<name>:<spaces><kernel number>[ kB]\n"
+			const std::string &name = names_[i];
+			if (text.size() - pos < name.size() + 4 || text.compare(pos, name.size(), name) != 0 ||
+			    text[pos + name.size()] != ':' || text[pos + name.size() + 1] != ' ')
+				return false;
+			pos += name.size() + 1;
+			std::size_t end = text.find('\n', pos);
+			if (end == std::string_view::npos)
+				return false;
+			std::string_view rest = text.substr(pos, end - pos);
+			std::size_t digits = rest.find_first_not_of(' ');
+			if (digits == std::string_view::npos)
+				return false;
+			rest.remove_prefix(digits);
+			bool kb = rest.size() > 3 && rest.substr(rest.size() - 3) == " kB";
+			if (kb)
+				rest.remove_suffix(3);
+			auto value = number(rest);
+			if (!value)
+				return false;
+			if (int k = pick_[i]; k >= 0) {
+				picked[k] = MeminfoValue{*value, kb};
+				have[k] = true;
+			}
+			pos = end + 1;
+		}
+		if (pos != text.size())
+			return false;
+		for (std::size_t k = 0; k < std::size(kPicked); ++k)
+			if (have[k])
+				out.values.emplace(std::string(kPicked[k]), picked[k]);
+		return true;
+	}
+
+	// A decimal number as the kernel prints it: digits, no leading zero,
+	// within 64 bits.
+	static std::optional<std::uint64_t> number(std::string_view s)
+	{
+		if (s.empty() || (s.size() > 1 && s.front() == '0'))
+			return std::nullopt;
+		std::uint64_t v = 0;
+		for (char c : s) {
+			if (c < '0' || c > '9')
+				return std::nullopt;
+			unsigned d = static_cast<unsigned>(c - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				return std::nullopt;
+			v = v * 10 + d;
+		}
+		return v;
+	}
+
+	std::vector<std::string> names_; // of the last accepted file, in order
+	std::vector<int> pick_;          // per name: its index in kPicked, or -1
+};
+
 class MeminfoSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.meminfo"; }
@@ -34,7 +136,7 @@ public:
 		if (!r.data) {
 			meminfo_problem = read_failure("/proc/meminfo", r.err);
 		} else {
-			meminfo = parse_meminfo(*r.data);
+			meminfo = meminfo_.parse(*r.data);
 			if (!meminfo.error.empty())
 				meminfo_problem = "/proc/meminfo garbled: " + meminfo.error;
 		}
@@ -266,6 +368,7 @@ private:
 	bool scanned_ = false;
 	std::chrono::steady_clock::time_point scanned_at_{};
 	FileCache files_{128}; // /proc/meminfo, THP mode and every pool's counters, kept open
+	MeminfoParser meminfo_;
 };
 
 } // namespace

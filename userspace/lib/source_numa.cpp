@@ -2,7 +2,10 @@
 // system-wide /proc/vmstat numa_* counters) and the /proc/vmstat migration
 // and THP fault counters.
 #include <chrono>
+#include <cstdint>
+#include <iterator>
 
+#include "hwsig/parse.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 
@@ -14,6 +17,99 @@ constexpr const char *kRemoteRatio = "mem.numa_remote_ratio";
 constexpr const char *kMigrations = "mem.page_migrations_ps";
 constexpr const char *kNumaMigrations = "mem.numa_pages_migrated_ps";
 constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
+
+// The /proc/vmstat counters this source reads.
+constexpr std::string_view kPicked[] = {"numa_local",      "numa_other",          "pgmigrate_success",
+					"numa_pages_migrated", "thp_fault_alloc", "thp_fault_fallback"};
+
+// parse_vmstat() of a file whose names, in order, are those of the last
+// text parse_vmstat() accepted (a kernel's vmstat never changes its lines):
+// then only the values need checking, without building the map of ~180
+// names. Anything else (other names or order, blank lines, tabs, a value
+// that is not a kernel number) goes to parse_vmstat(), and its answer is
+// returned. The result holds the kPicked counters only.
+class VmstatParser {
+public:
+	KeyValues parse(std::string_view text)
+	{
+		KeyValues out;
+		if (fast(text, out))
+			return out;
+		out = parse_vmstat(text);
+		names_.clear();
+		pick_.clear();
+		if (out.error.empty()) {
+			for (auto line : split_lines(text)) {
+				auto f = split_ws(line);
+				if (f.empty())
+					continue;
+				names_.emplace_back(f[0]);
+				int k = -1;
+				for (std::size_t i = 0; i < std::size(kPicked); ++i)
+					if (f[0] == kPicked[i])
+						k = static_cast<int>(i);
+				pick_.push_back(k);
+			}
+		}
+		return out;
+	}
+
+private:
+	bool fast(std::string_view text, KeyValues &out) const
+	{
+		if (names_.empty() || text.empty() || text.back() != '\n')
+			return false;
+		std::uint64_t picked[std::size(kPicked)];
+		bool have[std::size(kPicked)] = {};
+		std::size_t pos = 0;
+		for (std::size_t i = 0; i < names_.size(); ++i) {
+			const std::string &name = names_[i];
+			// "<name> <kernel number>\n"
+			if (text.size() - pos < name.size() + 3 || text.compare(pos, name.size(), name) != 0 ||
+			    text[pos + name.size()] != ' ')
+				return false;
+			pos += name.size() + 1;
+			std::size_t end = text.find('\n', pos);
+			if (end == std::string_view::npos)
+				return false;
+			auto value = number(text.substr(pos, end - pos));
+			if (!value)
+				return false;
+			if (int k = pick_[i]; k >= 0) {
+				picked[k] = *value;
+				have[k] = true;
+			}
+			pos = end + 1;
+		}
+		if (pos != text.size())
+			return false;
+		for (std::size_t k = 0; k < std::size(kPicked); ++k)
+			if (have[k])
+				out.values.emplace(std::string(kPicked[k]), picked[k]);
+		return true;
+	}
+
+	// A decimal number as the kernel prints it: digits, no leading zero,
+	// within 64 bits.
+	static std::optional<std::uint64_t> number(std::string_view s)
+	{
+		if (s.empty() || (s.size() > 1 && s.front() == '0'))
+			return std::nullopt;
+		std::uint64_t v = 0;
+		for (char c : s) {
+			if (c < '0' || c > '9')
+				return std::nullopt;
+			unsigned d = static_cast<unsigned>(c - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				return std::nullopt;
+			v = v * 10 + d;
+		}
+		return v;
+	}
+
+	std::vector<std::string> names_; // of the last accepted file, in order
+	std::vector<int> pick_;          // per name: its index in kPicked, or -1
+};
 
 class NumaSource final : public Source {
 public:
@@ -32,7 +128,7 @@ public:
 		if (!r.data) {
 			vmstat_problem = read_failure("/proc/vmstat", r.err);
 		} else {
-			vmstat = parse_vmstat(*r.data);
+			vmstat = vmstat_.parse(*r.data);
 			if (!vmstat.error.empty())
 				vmstat_problem = "/proc/vmstat garbled: " + vmstat.error;
 		}
@@ -200,6 +296,7 @@ private:
 	bool scanned_ = false;
 	std::chrono::steady_clock::time_point scanned_at_{};
 	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
+	VmstatParser vmstat_;
 };
 
 } // namespace
