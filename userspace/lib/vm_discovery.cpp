@@ -391,7 +391,8 @@ void make_names_unique(std::vector<Candidate> &found)
 
 namespace {
 
-std::vector<VmDetails> discover(const std::string &root, FileCache *comms)
+// proc_dir: <root>/proc kept open by a VmScanner (rewound here), or null.
+std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir)
 {
 	const std::string proc = join_path(root, "proc");
 	std::vector<Candidate> found;
@@ -400,7 +401,15 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms)
 
 	std::vector<std::string> entries;
 	try {
-		entries = list_dir(proc);
+		if (proc_dir) {
+			// The order does not matter: the result is sorted below.
+			::rewinddir(proc_dir);
+			while (struct dirent *de = ::readdir(proc_dir))
+				if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+					entries.emplace_back(de->d_name);
+		} else {
+			entries = list_dir(proc);
+		}
 	} catch (const std::exception &) {
 		return {};
 	}
@@ -477,7 +486,7 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms)
 
 std::vector<VmDetails> discover_vm_details(const std::string &root)
 {
-	return discover(root, nullptr);
+	return discover(root, nullptr, nullptr);
 }
 
 } // namespace hwsig::vmparse
@@ -513,10 +522,20 @@ VmScanner::VmScanner(std::string root, std::size_t max_comm_fds)
 {
 }
 
+VmScanner::~VmScanner()
+{
+	if (proc_dir_)
+		::closedir(proc_dir_);
+}
+
 std::vector<Vm> VmScanner::scan()
 {
 	std::vector<Vm> vms;
-	auto details = vmparse::discover(root_, &comms_);
+	// /proc stays open between scans (rewound by each): no open, buffer
+	// allocation and close per scan. Opened again after a failure.
+	if (!proc_dir_)
+		proc_dir_ = ::opendir(join_path(root_, "proc").c_str());
+	auto details = vmparse::discover(root_, &comms_, proc_dir_);
 	// Processes and threads not seen in this scan are gone: close theirs.
 	comms_.sweep();
 	for (auto &d : details)

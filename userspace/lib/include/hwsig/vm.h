@@ -1,6 +1,8 @@
 // Discovery of QEMU/KVM guests on this host, from /proc.
 #pragma once
 
+#include <dirent.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -31,12 +33,16 @@ class VmScanner {
 public:
 	explicit VmScanner(std::string root);
 	VmScanner(std::string root, std::size_t max_comm_fds);
+	~VmScanner();
+	VmScanner(const VmScanner &) = delete;
+	VmScanner &operator=(const VmScanner &) = delete;
 	std::vector<Vm> scan();
 	std::size_t open_fds() const { return comms_.open_count(); }
 
 private:
 	std::string root_;
 	FileCache comms_;
+	DIR *proc_dir_ = nullptr; // <root>/proc, kept open
 };
 
 } // namespace hwsig
