@@ -334,6 +334,23 @@ TEST_CASE("VmScanner finds what discover_vms finds, scan after scan", "[vm][file
 	same(unbounded.scan(), want);
 }
 
+TEST_CASE("VmScanner reads a /proc replaced under its root, not the kept directory", "[vm][filecache]")
+{
+	TempTree t;
+	auto copy_tree = [&] {
+		std::filesystem::copy(procfs_test::fixture("kvm-host"), t.root(),
+				      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	};
+	copy_tree();
+	VmScanner scanner(t.root(), 64);
+	auto first = scanner.scan();
+	REQUIRE(!first.empty());
+	std::filesystem::remove_all(t.root() + "/proc");
+	CHECK(scanner.scan().empty());
+	copy_tree();
+	CHECK(scanner.scan().size() == first.size());
+}
+
 TEST_CASE("VmScanner on this host: comm fds bounded and dropped with their processes", "[vm][filecache][live]")
 {
 	VmScanner scanner("/");

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -532,9 +533,20 @@ std::vector<Vm> VmScanner::scan()
 {
 	std::vector<Vm> vms;
 	// /proc stays open between scans (rewound by each): no open, buffer
-	// allocation and close per scan. Opened again after a failure.
+	// allocation and close per scan. Opened again after a failure, or when
+	// the path names another directory now (a tree replaced under a test
+	// root; a mount on top).
+	const std::string proc = join_path(root_, "proc");
+	if (proc_dir_) {
+		struct stat kept, now;
+		if (::fstat(::dirfd(proc_dir_), &kept) != 0 || ::stat(proc.c_str(), &now) != 0 ||
+		    kept.st_dev != now.st_dev || kept.st_ino != now.st_ino) {
+			::closedir(proc_dir_);
+			proc_dir_ = nullptr;
+		}
+	}
 	if (!proc_dir_)
-		proc_dir_ = ::opendir(join_path(root_, "proc").c_str());
+		proc_dir_ = ::opendir(proc.c_str());
 	auto details = vmparse::discover(root_, &comms_, proc_dir_);
 	// Processes and threads not seen in this scan are gone: close theirs.
 	comms_.sweep();
