@@ -39,4 +39,22 @@ std::string block_dev_label(const std::string &root, std::uint32_t kdev)
 	return std::to_string(major) + ":" + std::to_string(minor);
 }
 
+void BlockDevNames::begin(const std::string &root, std::uint64_t now_ns)
+{
+	if (!started_ || root != root_ || now_ns - filled_at_ns_ >= refresh_ns_) {
+		labels_.clear();
+		root_ = root;
+		filled_at_ns_ = now_ns;
+		started_ = true;
+	}
+}
+
+const std::string &BlockDevNames::label(std::uint32_t kdev)
+{
+	auto it = labels_.find(kdev);
+	if (it == labels_.end())
+		it = labels_.emplace(kdev, block_dev_label(root_, kdev)).first;
+	return it->second;
+}
+
 } // namespace hwsig

@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "hwsig/fd.h"
@@ -85,6 +87,142 @@ std::optional<std::string> read_trimmed(const std::string &path)
 	if (!r.data)
 		return std::nullopt;
 	return std::string(trim(*r.data));
+}
+
+// ---- FileCache ----
+
+namespace {
+
+bool same_file(const struct stat &st, std::uint64_t dev, std::uint64_t ino)
+{
+	return static_cast<std::uint64_t>(st.st_dev) == dev && static_cast<std::uint64_t>(st.st_ino) == ino;
+}
+
+} // namespace
+
+FileCache::FileCache(std::size_t max_open) : max_open_(max_open) {}
+
+int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show)
+{
+	// seq_file hands out at most a page per read: read on to EOF (0), at
+	// increasing offsets, as read() would. A sysfs attribute is one show()
+	// of at most a page: a read that did not fill the buffer had it all.
+	len = 0;
+	if (buf_.size() < 4096)
+		buf_.resize(4096);
+	for (;;) {
+		if (len == buf_.size())
+			buf_.resize(std::min(buf_.size() * 2, max_bytes + 1));
+		ssize_t n = ::pread(fd, buf_.data() + len, buf_.size() - len, static_cast<off_t>(len));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return 0;
+		len += static_cast<std::size_t>(n);
+		if (len > max_bytes)
+			return EFBIG;
+		if (one_show && len < buf_.size())
+			return 0;
+	}
+}
+
+FileCache::View FileCache::read(const std::string &path, std::size_t max_bytes)
+{
+	auto it = entries_.find(path);
+	if (it != entries_.end()) {
+		Entry &e = it->second;
+		bool valid = true;
+		if (!e.pseudo) {
+			struct stat st;
+			valid = ::stat(path.c_str(), &st) == 0 && same_file(st, e.dev, e.ino);
+		}
+		if (valid) {
+			std::size_t len = 0;
+			if (read_whole(e.fd.get(), max_bytes, len, e.one_show) == 0 && len > 0) {
+				e.used = ++tick_;
+				View v;
+				v.data = std::string_view(buf_.data(), len);
+				return v;
+			}
+		}
+		// Gone, replaced, failing or empty: what a fresh open says counts.
+		entries_.erase(it);
+	}
+	return fresh(path, max_bytes);
+}
+
+FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
+{
+	View v;
+	Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd) {
+		v.err = errno;
+		return v;
+	}
+	std::size_t len = 0;
+	if (int err = read_whole(fd.get(), max_bytes, len, false)) {
+		v.err = err;
+		return v;
+	}
+	v.data = std::string_view(buf_.data(), len);
+	if (max_open_ == 0)
+		return v;
+	Entry e;
+	struct stat st;
+	struct statfs sfs;
+	if (::fstat(fd.get(), &st) != 0 || ::fstatfs(fd.get(), &sfs) != 0)
+		return v;
+	e.dev = static_cast<std::uint64_t>(st.st_dev);
+	e.ino = static_cast<std::uint64_t>(st.st_ino);
+	e.pseudo = sfs.f_type == PROC_SUPER_MAGIC || sfs.f_type == SYSFS_MAGIC;
+	// sysfs gives its (text) attributes the size of a page; binary
+	// attributes, read by the driver piecewise, have their own.
+	static const long page = ::sysconf(_SC_PAGESIZE);
+	e.one_show = sfs.f_type == SYSFS_MAGIC && S_ISREG(st.st_mode) && st.st_size == page;
+	e.fd = std::move(fd);
+	keep(path, std::move(e));
+	return v;
+}
+
+void FileCache::keep(const std::string &path, Entry entry)
+{
+	// Past the bound, files are read uncached (no eviction: a working set
+	// larger than the bound would otherwise open and close on every read,
+	// plus the search for a victim).
+	if (entries_.size() >= max_open_)
+		return;
+	entry.used = ++tick_;
+	entries_.emplace(path, std::move(entry));
+}
+
+void FileCache::revalidate()
+{
+	for (auto it = entries_.begin(); it != entries_.end();) {
+		struct stat st;
+		if (::stat(it->first.c_str(), &st) != 0 || !same_file(st, it->second.dev, it->second.ino))
+			it = entries_.erase(it);
+		else
+			++it;
+	}
+}
+
+void FileCache::sweep()
+{
+	for (auto it = entries_.begin(); it != entries_.end();) {
+		if (it->second.used <= swept_at_)
+			it = entries_.erase(it);
+		else
+			++it;
+	}
+	swept_at_ = tick_;
+}
+
+void FileCache::clear()
+{
+	entries_.clear();
 }
 
 } // namespace hwsig

@@ -13,7 +13,7 @@ static std::uint64_t now_ns(clockid_t clock)
 }
 
 Sampler::Sampler(std::vector<SourcePtr> sources, std::string root, std::uint64_t rediscover_ns)
-	: sources_(std::move(sources)), root_(std::move(root)), rediscover_ns_(rediscover_ns)
+	: sources_(std::move(sources)), root_(std::move(root)), scanner_(root_), rediscover_ns_(rediscover_ns)
 {
 }
 
@@ -25,7 +25,7 @@ Snapshot Sampler::take()
 	// VMs come and go, but not every second: rescan /proc periodically.
 	if (!discovered_ || snap.mono_ns - discovered_at_ns_ >= rediscover_ns_) {
 		try {
-			vms_ = discover_vms(root_);
+			vms_ = scanner_.scan();
 		} catch (const std::exception &) {
 			vms_.clear();
 		}

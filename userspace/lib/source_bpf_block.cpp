@@ -1,5 +1,6 @@
 // The bpf.block source: reads the BlockCollector, emits request counts,
 // bytes and latency, queue, size and seek histograms per disk.
+#include <ctime>
 #include <string>
 
 #include "block_collector.h"
@@ -31,6 +32,10 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		names_.begin(ctx.root, static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+					       static_cast<std::uint64_t>(ts.tv_nsec));
 		collector_.collect(snap, block_ids(), [&](BlockCollector &collector) {
 			// Attached: every device's counts start at zero (its map
 			// entry appears on its first request).
@@ -47,7 +52,7 @@ public:
 										std::to_string(kdev_major(dev)) + ":" +
 										std::to_string(kdev_minor(dev)))))
 					continue;
-				std::string scope = "dev:" + block_dev_label(ctx.root, dev);
+				std::string scope = "dev:" + names_.label(dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
 				snap.add_counter(series::kIoReadBytes, scope, static_cast<double>(c.read_bytes),
@@ -65,6 +70,7 @@ public:
 
 private:
 	bpf_source::LazyCollector<BlockCollector> collector_;
+	BlockDevNames names_; // sysfs uevent read once per disk, again every 5 s
 };
 
 } // namespace

@@ -1,5 +1,9 @@
 // HugeTLB pool utilization per page size (system-wide and per node) and THP
 // usage, from /sys/kernel/mm, /sys/devices/system/node and /proc/meminfo.
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+
 #include "hwsig/procfs.h"
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
@@ -18,6 +22,106 @@ std::string size_name(std::uint64_t kb)
 	return std::to_string(kb) + "kB";
 }
 
+// The /proc/meminfo lines this source reads.
+constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "Hugepagesize", "AnonHugePages"};
+
+// parse_meminfo() of a file whose names, in order, are those of the last
+// text parse_meminfo() accepted (a kernel's meminfo never changes its
+// lines): then only the values need checking, without building the map of
+// ~55 names. Anything else (other names or order, blank lines, tabs, a
+// value that is not a kernel number) goes to parse_meminfo(), and its
+// answer is returned. The result holds the kPicked lines only.
+class MeminfoParser {
+public:
+	Meminfo parse(std::string_view text)
+	{
+		Meminfo out;
+		if (fast(text, out))
+			return out;
+		out = parse_meminfo(text);
+		names_.clear();
+		pick_.clear();
+		if (out.error.empty()) {
+			for (auto line : split_lines(text)) {
+				if (trim(line).empty())
+					continue;
+				auto name = trim(line.substr(0, line.find(':')));
+				names_.emplace_back(name);
+				int k = -1;
+				for (std::size_t i = 0; i < std::size(kPicked); ++i)
+					if (name == kPicked[i])
+						k = static_cast<int>(i);
+				pick_.push_back(k);
+			}
+		}
+		return out;
+	}
+
+private:
+	bool fast(std::string_view text, Meminfo &out) const
+	{
+		if (names_.empty() || text.empty() || text.back() != '\n')
+			return false;
+		MeminfoValue picked[std::size(kPicked)];
+		bool have[std::size(kPicked)] = {};
+		std::size_t pos = 0;
+		for (std::size_t i = 0; i < names_.size(); ++i) {
+			// "<name>:<spaces><kernel number>[ kB]\n"
+			const std::string &name = names_[i];
+			if (text.size() - pos < name.size() + 4 || text.compare(pos, name.size(), name) != 0 ||
+			    text[pos + name.size()] != ':' || text[pos + name.size() + 1] != ' ')
+				return false;
+			pos += name.size() + 1;
+			std::size_t end = text.find('\n', pos);
+			if (end == std::string_view::npos)
+				return false;
+			std::string_view rest = text.substr(pos, end - pos);
+			std::size_t digits = rest.find_first_not_of(' ');
+			if (digits == std::string_view::npos)
+				return false;
+			rest.remove_prefix(digits);
+			bool kb = rest.size() > 3 && rest.substr(rest.size() - 3) == " kB";
+			if (kb)
+				rest.remove_suffix(3);
+			auto value = number(rest);
+			if (!value)
+				return false;
+			if (int k = pick_[i]; k >= 0) {
+				picked[k] = MeminfoValue{*value, kb};
+				have[k] = true;
+			}
+			pos = end + 1;
+		}
+		if (pos != text.size())
+			return false;
+		for (std::size_t k = 0; k < std::size(kPicked); ++k)
+			if (have[k])
+				out.values.emplace(std::string(kPicked[k]), picked[k]);
+		return true;
+	}
+
+	// A decimal number as the kernel prints it: digits, no leading zero,
+	// within 64 bits.
+	static std::optional<std::uint64_t> number(std::string_view s)
+	{
+		if (s.empty() || (s.size() > 1 && s.front() == '0'))
+			return std::nullopt;
+		std::uint64_t v = 0;
+		for (char c : s) {
+			if (c < '0' || c > '9')
+				return std::nullopt;
+			unsigned d = static_cast<unsigned>(c - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				return std::nullopt;
+			v = v * 10 + d;
+		}
+		return v;
+	}
+
+	std::vector<std::string> names_; // of the last accepted file, in order
+	std::vector<int> pick_;          // per name: its index in kPicked, or -1
+};
+
 class MeminfoSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.meminfo"; }
@@ -25,73 +129,142 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
+		bool rescanned = refresh_layout(ctx, false);
 		std::string meminfo_problem;
 		Meminfo meminfo;
-		auto r = read_file(join_path(ctx.root, "/proc/meminfo"));
+		auto r = files_.read(meminfo_path_);
 		if (!r.data) {
 			meminfo_problem = read_failure("/proc/meminfo", r.err);
 		} else {
-			meminfo = parse_meminfo(*r.data);
+			meminfo = meminfo_.parse(*r.data);
 			if (!meminfo.error.empty())
 				meminfo_problem = "/proc/meminfo garbled: " + meminfo.error;
 		}
 
-		if (!collect_pools(ctx, "/sys/kernel/mm/hugepages", "", snap))
+		auto reads = read_pools();
+		// A pool that went away since the last scan (its node taken
+		// offline) fails to read: look again, as a fresh listing would.
+		if (!rescanned && any_failed(reads)) {
+			refresh_layout(ctx, true);
+			reads = read_pools();
+		}
+		for (std::size_t i = 0; i < system_pools_; ++i)
+			emit_pool(pools_[i], reads[i], snap);
+		if (system_pools_ == 0)
 			collect_meminfo_pool(meminfo, meminfo_problem, snap);
-		for (unsigned node : list_numa_nodes(ctx.root))
-			collect_pools(ctx, "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages",
-				      "node:" + std::to_string(node) + "/", snap);
+		for (std::size_t i = system_pools_; i < pools_.size(); ++i)
+			emit_pool(pools_[i], reads[i], snap);
 
 		collect_thp_anon(meminfo, meminfo_problem, snap);
-		check_thp_mode(ctx, snap);
+		check_thp_mode(snap);
 	}
 
 private:
-	// Every hugepages-<N>kB pool under rel_dir; false when there is none.
-	static bool collect_pools(const SourceContext &ctx, const std::string &rel_dir,
-				  const std::string &scope_prefix, Snapshot &snap)
+	// A hugepages-<N>kB pool directory and its three counters. Which pools
+	// exist is listed once per rescan interval; the counters are read on
+	// every snapshot.
+	struct Pool {
+		std::string rel_dir; // "/sys/kernel/mm/hugepages/hugepages-2048kB"
+		std::uint64_t kb = 0;
+		std::string scope;
+		std::string paths[3]; // nr_hugepages, free_hugepages, surplus_hugepages under the root
+	};
+	struct PoolRead {
+		bool failed = false; // a file could not be read (garbled is not a failure)
+		std::string problem;
+		std::uint64_t values[3] = {};
+	};
+	static constexpr const char *kPoolFiles[3] = {"nr_hugepages", "free_hugepages", "surplus_hugepages"};
+	static constexpr auto kRescan = std::chrono::seconds(5);
+
+	// Lists the pools again when forced, when the root changed or when the
+	// last listing is older than kRescan. True when it listed them.
+	bool refresh_layout(const SourceContext &ctx, bool force)
 	{
-		bool any = false;
+		const auto now = std::chrono::steady_clock::now();
+		if (!force && scanned_ && root_ == ctx.root && now - scanned_at_ < kRescan)
+			return false;
+		root_ = ctx.root;
+		meminfo_path_ = join_path(ctx.root, "/proc/meminfo");
+		thp_path_ = join_path(ctx.root, kThpEnabled);
+		pools_.clear();
+		list_pools(ctx, "/sys/kernel/mm/hugepages", "");
+		system_pools_ = pools_.size();
+		for (unsigned node : list_numa_nodes(ctx.root))
+			list_pools(ctx, "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages",
+				   "node:" + std::to_string(node) + "/");
+		files_.revalidate();
+		scanned_ = true;
+		scanned_at_ = now;
+		return true;
+	}
+
+	// Every hugepages-<N>kB pool under rel_dir, in name order.
+	void list_pools(const SourceContext &ctx, const std::string &rel_dir, const std::string &scope_prefix)
+	{
 		for (const auto &entry : list_dir(join_path(ctx.root, rel_dir), "hugepages-")) {
 			auto kb = parse_hugepage_dir_kb(entry);
 			if (!kb)
 				continue;
-			any = true;
-			collect_pool(ctx, rel_dir + "/" + entry, *kb, scope_prefix + "hugepages:" + size_name(*kb),
-				     snap);
+			Pool p;
+			p.rel_dir = rel_dir + "/" + entry;
+			p.kb = *kb;
+			p.scope = scope_prefix + "hugepages:" + size_name(*kb);
+			for (int i = 0; i < 3; ++i)
+				p.paths[i] = join_path(ctx.root, p.rel_dir + "/" + kPoolFiles[i]);
+			pools_.push_back(std::move(p));
 		}
-		return any;
 	}
 
-	static void collect_pool(const SourceContext &ctx, const std::string &rel_dir, std::uint64_t kb,
-				 const std::string &scope, Snapshot &snap)
+	std::vector<PoolRead> read_pools()
 	{
-		// nr_hugepages counts persistent pages only; surplus pages (overcommit)
-		// are in the pool too and free_hugepages counts them when free.
-		std::uint64_t values[3] = {};
-		const char *files[3] = {"nr_hugepages", "free_hugepages", "surplus_hugepages"};
-		for (int i = 0; i < 3; ++i) {
-			std::string rel = rel_dir + "/" + files[i];
-			auto r = read_file(join_path(ctx.root, rel));
-			if (!r.data) {
-				snap.add_unavailable(kHugepageUtilization, scope, read_failure(rel, r.err));
-				return;
+		std::vector<PoolRead> reads(pools_.size());
+		for (std::size_t k = 0; k < pools_.size(); ++k) {
+			const Pool &p = pools_[k];
+			PoolRead &out = reads[k];
+			// nr_hugepages counts persistent pages only; surplus pages
+			// (overcommit) are in the pool too and free_hugepages counts
+			// them when free.
+			for (int i = 0; i < 3; ++i) {
+				auto r = files_.read(p.paths[i]);
+				if (!r.data) {
+					out.failed = true;
+					out.problem = read_failure(p.rel_dir + "/" + kPoolFiles[i], r.err);
+					break;
+				}
+				auto v = parse_u64(*r.data);
+				if (!v) {
+					out.problem = p.rel_dir + "/" + kPoolFiles[i] +
+						      " garbled: not a number: " + quote_token(trim(*r.data));
+					break;
+				}
+				out.values[i] = *v;
 			}
-			auto v = parse_u64(*r.data);
-			if (!v) {
-				snap.add_unavailable(kHugepageUtilization, scope,
-						     rel + " garbled: not a number: " + quote_token(trim(*r.data)));
-				return;
-			}
-			values[i] = *v;
 		}
-		auto [nr, free, surplus] = values;
-		if (nr + surplus < nr) {
-			snap.add_unavailable(kHugepageUtilization, scope,
-					     rel_dir + " garbled: nr_hugepages + surplus_hugepages overflows 64 bits");
+		return reads;
+	}
+
+	static bool any_failed(const std::vector<PoolRead> &reads)
+	{
+		for (const auto &r : reads)
+			if (r.failed)
+				return true;
+		return false;
+	}
+
+	static void emit_pool(const Pool &p, const PoolRead &r, Snapshot &snap)
+	{
+		if (!r.problem.empty()) {
+			snap.add_unavailable(kHugepageUtilization, p.scope, r.problem);
 			return;
 		}
-		add_utilization(nr + surplus, free, kb, scope, rel_dir, snap);
+		auto [nr, free, surplus] = r.values;
+		if (nr + surplus < nr) {
+			snap.add_unavailable(kHugepageUtilization, p.scope,
+					     p.rel_dir + " garbled: nr_hugepages + surplus_hugepages overflows 64 bits");
+			return;
+		}
+		add_utilization(nr + surplus, free, p.kb, p.scope, p.rel_dir, snap);
 	}
 
 	static void add_utilization(std::uint64_t total, std::uint64_t free, std::uint64_t kb,
@@ -167,9 +340,9 @@ private:
 
 	// The fallback counters themselves come from /proc/vmstat (numa source);
 	// here only the reason when THP cannot fault at all.
-	static void check_thp_mode(const SourceContext &ctx, Snapshot &snap)
+	void check_thp_mode(Snapshot &snap)
 	{
-		auto r = read_file(join_path(ctx.root, kThpEnabled));
+		auto r = files_.read(thp_path_);
 		if (!r.data) {
 			snap.add_unavailable(kThpFallback, "system",
 					     r.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
@@ -188,6 +361,14 @@ private:
 			snap.add_unavailable(kThpFallback, "system",
 					     "THP disabled (transparent_hugepage/enabled = never)");
 	}
+
+	std::string root_, meminfo_path_, thp_path_;
+	std::vector<Pool> pools_;   // the system's pools first, then each node's
+	std::size_t system_pools_ = 0;
+	bool scanned_ = false;
+	std::chrono::steady_clock::time_point scanned_at_{};
+	FileCache files_{128}; // /proc/meminfo, THP mode and every pool's counters, kept open
+	MeminfoParser meminfo_;
 };
 
 } // namespace

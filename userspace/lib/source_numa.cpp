@@ -1,6 +1,11 @@
 // NUMA placement and page migration: per-node numastat (falling back to the
 // system-wide /proc/vmstat numa_* counters) and the /proc/vmstat migration
 // and THP fault counters.
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+
+#include "hwsig/parse.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 
@@ -13,6 +18,99 @@ constexpr const char *kMigrations = "mem.page_migrations_ps";
 constexpr const char *kNumaMigrations = "mem.numa_pages_migrated_ps";
 constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
 
+// The /proc/vmstat counters this source reads.
+constexpr std::string_view kPicked[] = {"numa_local",      "numa_other",          "pgmigrate_success",
+					"numa_pages_migrated", "thp_fault_alloc", "thp_fault_fallback"};
+
+// parse_vmstat() of a file whose names, in order, are those of the last
+// text parse_vmstat() accepted (a kernel's vmstat never changes its lines):
+// then only the values need checking, without building the map of ~180
+// names. Anything else (other names or order, blank lines, tabs, a value
+// that is not a kernel number) goes to parse_vmstat(), and its answer is
+// returned. The result holds the kPicked counters only.
+class VmstatParser {
+public:
+	KeyValues parse(std::string_view text)
+	{
+		KeyValues out;
+		if (fast(text, out))
+			return out;
+		out = parse_vmstat(text);
+		names_.clear();
+		pick_.clear();
+		if (out.error.empty()) {
+			for (auto line : split_lines(text)) {
+				auto f = split_ws(line);
+				if (f.empty())
+					continue;
+				names_.emplace_back(f[0]);
+				int k = -1;
+				for (std::size_t i = 0; i < std::size(kPicked); ++i)
+					if (f[0] == kPicked[i])
+						k = static_cast<int>(i);
+				pick_.push_back(k);
+			}
+		}
+		return out;
+	}
+
+private:
+	bool fast(std::string_view text, KeyValues &out) const
+	{
+		if (names_.empty() || text.empty() || text.back() != '\n')
+			return false;
+		std::uint64_t picked[std::size(kPicked)];
+		bool have[std::size(kPicked)] = {};
+		std::size_t pos = 0;
+		for (std::size_t i = 0; i < names_.size(); ++i) {
+			const std::string &name = names_[i];
+			// "<name> <kernel number>\n"
+			if (text.size() - pos < name.size() + 3 || text.compare(pos, name.size(), name) != 0 ||
+			    text[pos + name.size()] != ' ')
+				return false;
+			pos += name.size() + 1;
+			std::size_t end = text.find('\n', pos);
+			if (end == std::string_view::npos)
+				return false;
+			auto value = number(text.substr(pos, end - pos));
+			if (!value)
+				return false;
+			if (int k = pick_[i]; k >= 0) {
+				picked[k] = *value;
+				have[k] = true;
+			}
+			pos = end + 1;
+		}
+		if (pos != text.size())
+			return false;
+		for (std::size_t k = 0; k < std::size(kPicked); ++k)
+			if (have[k])
+				out.values.emplace(std::string(kPicked[k]), picked[k]);
+		return true;
+	}
+
+	// A decimal number as the kernel prints it: digits, no leading zero,
+	// within 64 bits.
+	static std::optional<std::uint64_t> number(std::string_view s)
+	{
+		if (s.empty() || (s.size() > 1 && s.front() == '0'))
+			return std::nullopt;
+		std::uint64_t v = 0;
+		for (char c : s) {
+			if (c < '0' || c > '9')
+				return std::nullopt;
+			unsigned d = static_cast<unsigned>(c - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				return std::nullopt;
+			v = v * 10 + d;
+		}
+		return v;
+	}
+
+	std::vector<std::string> names_; // of the last accepted file, in order
+	std::vector<int> pick_;          // per name: its index in kPicked, or -1
+};
+
 class NumaSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.numa"; }
@@ -23,20 +121,30 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
+		bool rescanned = refresh_layout(ctx, false);
 		std::string vmstat_problem;
 		KeyValues vmstat;
-		auto r = read_file(join_path(ctx.root, "/proc/vmstat"));
+		auto r = files_.read(vmstat_path_);
 		if (!r.data) {
 			vmstat_problem = read_failure("/proc/vmstat", r.err);
 		} else {
-			vmstat = parse_vmstat(*r.data);
+			vmstat = vmstat_.parse(*r.data);
 			if (!vmstat.error.empty())
 				vmstat_problem = "/proc/vmstat garbled: " + vmstat.error;
 		}
 
-		auto nodes = list_numa_nodes(ctx.root);
-		if (!nodes.empty())
-			collect_nodes(ctx, nodes, snap);
+		std::vector<NodeRead> reads;
+		if (!nodes_.empty()) {
+			reads = read_nodes();
+			// A node that went away since the last scan fails to read:
+			// look again, as a fresh listing would not have it.
+			if (!rescanned && any_failed(reads)) {
+				refresh_layout(ctx, true);
+				reads = read_nodes();
+			}
+		}
+		if (!nodes_.empty())
+			emit_nodes(reads, snap);
 		else if (!vmstat_problem.empty())
 			snap.add_unavailable(kRemoteRatio, "system",
 					     "no /sys/devices/system/node/node*, and " + vmstat_problem);
@@ -68,33 +176,84 @@ public:
 	}
 
 private:
-	static void collect_nodes(const SourceContext &ctx, const std::vector<unsigned> &nodes, Snapshot &snap)
+	// Where the node files are: listed once per rescan interval, not on
+	// every snapshot. What the files say is read on every snapshot.
+	struct NodeFile {
+		std::string path, rel, scope;
+	};
+	struct NodeRead {
+		bool failed = false; // could not be read (garbled is not a failure)
+		std::string problem;
+		NumaStat stat;
+	};
+
+	static constexpr auto kRescan = std::chrono::seconds(5);
+
+	// Lists the nodes again when forced, when the root changed or when the
+	// last listing is older than kRescan. True when it listed them.
+	bool refresh_layout(const SourceContext &ctx, bool force)
+	{
+		const auto now = std::chrono::steady_clock::now();
+		if (!force && scanned_ && root_ == ctx.root && now - scanned_at_ < kRescan)
+			return false;
+		root_ = ctx.root;
+		vmstat_path_ = join_path(ctx.root, "/proc/vmstat");
+		nodes_.clear();
+		for (unsigned node : list_numa_nodes(ctx.root)) {
+			NodeFile f;
+			f.rel = "/sys/devices/system/node/node" + std::to_string(node) + "/numastat";
+			f.path = join_path(ctx.root, f.rel);
+			f.scope = "node:" + std::to_string(node);
+			nodes_.push_back(std::move(f));
+		}
+		files_.revalidate();
+		scanned_ = true;
+		scanned_at_ = now;
+		return true;
+	}
+
+	std::vector<NodeRead> read_nodes()
+	{
+		std::vector<NodeRead> reads(nodes_.size());
+		for (std::size_t i = 0; i < nodes_.size(); ++i) {
+			auto r = files_.read(nodes_[i].path);
+			if (!r.data) {
+				reads[i].failed = true;
+				reads[i].problem = read_failure(nodes_[i].rel, r.err);
+				continue;
+			}
+			reads[i].stat = parse_numastat(*r.data);
+			if (!reads[i].stat.error.empty())
+				reads[i].problem = nodes_[i].rel + " garbled: " + reads[i].stat.error;
+		}
+		return reads;
+	}
+
+	static bool any_failed(const std::vector<NodeRead> &reads)
+	{
+		for (const auto &r : reads)
+			if (r.failed)
+				return true;
+		return false;
+	}
+
+	void emit_nodes(const std::vector<NodeRead> &reads, Snapshot &snap) const
 	{
 		double local_sum = 0, other_sum = 0;
 		std::string first_failure;
-		for (unsigned node : nodes) {
-			std::string rel = "/sys/devices/system/node/node" + std::to_string(node) + "/numastat";
-			std::string scope = "node:" + std::to_string(node);
-			auto r = read_file(join_path(ctx.root, rel));
-			std::string problem;
-			NumaStat stat;
-			if (!r.data) {
-				problem = read_failure(rel, r.err);
-			} else {
-				stat = parse_numastat(*r.data);
-				if (!stat.error.empty())
-					problem = rel + " garbled: " + stat.error;
-			}
-			if (!problem.empty()) {
-				snap.add_unavailable(kRemoteRatio, scope, problem);
+		for (std::size_t i = 0; i < nodes_.size(); ++i) {
+			const std::string &scope = nodes_[i].scope;
+			const NodeRead &r = reads[i];
+			if (!r.problem.empty()) {
+				snap.add_unavailable(kRemoteRatio, scope, r.problem);
 				if (first_failure.empty())
-					first_failure = scope + ": " + problem;
+					first_failure = scope + ": " + r.problem;
 				continue;
 			}
-			snap.add_counter(series::kNumaLocal, scope, static_cast<double>(stat.local_node), "sysfs");
-			snap.add_counter(series::kNumaOther, scope, static_cast<double>(stat.other_node), "sysfs");
-			local_sum += static_cast<double>(stat.local_node);
-			other_sum += static_cast<double>(stat.other_node);
+			snap.add_counter(series::kNumaLocal, scope, static_cast<double>(r.stat.local_node), "sysfs");
+			snap.add_counter(series::kNumaOther, scope, static_cast<double>(r.stat.other_node), "sysfs");
+			local_sum += static_cast<double>(r.stat.local_node);
+			other_sum += static_cast<double>(r.stat.other_node);
 		}
 		// A sum over fewer nodes than last time would look like a counter
 		// going backwards (or a burst): no system value rather than that.
@@ -131,6 +290,13 @@ private:
 		}
 		snap.add_counter(series_name, "system", static_cast<double>(it->second), "procfs");
 	}
+
+	std::string root_, vmstat_path_;
+	std::vector<NodeFile> nodes_;
+	bool scanned_ = false;
+	std::chrono::steady_clock::time_point scanned_at_{};
+	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
+	VmstatParser vmstat_;
 };
 
 } // namespace

@@ -1,5 +1,6 @@
 // Pressure stall information: avg10 of /proc/pressure/{cpu,memory,io}.
 #include <cerrno>
+#include <iterator>
 
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
@@ -42,16 +43,41 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		if (!path_exists(join_path(ctx.root, "/proc/pressure"))) {
+		if (paths_.empty() || root_ != ctx.root) {
+			root_ = ctx.root;
+			dir_path_ = join_path(ctx.root, "/proc/pressure");
+			paths_.clear();
+			for (const auto &res : kResources)
+				paths_.push_back(join_path(ctx.root, res.file));
+		}
+		// The files are read first (through kept fds); only when one is
+		// missing is the directory looked at, to tell "no PSI" apart.
+		Read reads[std::size(kResources)];
+		bool any_missing = false;
+		for (std::size_t i = 0; i < std::size(kResources); ++i) {
+			auto r = files_.read(paths_[i]);
+			if (!r.data) {
+				reads[i].err = r.err;
+				any_missing |= r.err == ENOENT;
+				continue;
+			}
+			reads[i].pressure = parse_pressure(*r.data);
+		}
+		if (any_missing && !path_exists(dir_path_)) {
 			for (const auto &id : provides())
 				snap.add_unavailable(id, "system", kNoPsi);
 			return;
 		}
-		for (const auto &res : kResources)
-			collect_one(ctx, res, snap);
+		for (std::size_t i = 0; i < std::size(kResources); ++i)
+			emit(kResources[i], reads[i], snap);
 	}
 
 private:
+	struct Read {
+		int err = 0; // the read failed with this errno
+		Pressure pressure;
+	};
+
 	static void unavailable(const Resource &res, const std::string &reason, Snapshot &snap)
 	{
 		snap.add_unavailable(res.some_metric, "system", reason);
@@ -59,15 +85,14 @@ private:
 			snap.add_unavailable(res.full_metric, "system", reason);
 	}
 
-	static void collect_one(const SourceContext &ctx, const Resource &res, Snapshot &snap)
+	static void emit(const Resource &res, const Read &r, Snapshot &snap)
 	{
-		auto r = read_file(join_path(ctx.root, res.file));
-		if (!r.data) {
+		if (r.err) {
 			// Kernels before 5.x keep the files but refuse reads when psi=0.
 			unavailable(res, r.err == EOPNOTSUPP ? std::string(kNoPsi) : read_failure(res.file, r.err), snap);
 			return;
 		}
-		auto p = parse_pressure(*r.data);
+		const Pressure &p = r.pressure;
 		if (!p.error.empty()) {
 			unavailable(res, std::string(res.file) + " garbled: " + p.error, snap);
 			return;
@@ -82,6 +107,10 @@ private:
 		}
 		snap.add_gauge(res.full_series, "system", p.full->avg10, "procfs");
 	}
+
+	std::string root_, dir_path_;
+	std::vector<std::string> paths_;
+	FileCache files_{std::size(kResources)}; // the three pressure files, kept open
 };
 
 } // namespace

@@ -18,16 +18,22 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		collect_cpus(ctx, snap);
+		if (path_.empty() || root_ != ctx.root) {
+			root_ = ctx.root;
+			path_ = join_path(ctx.root, "/proc/schedstat");
+		}
+		collect_cpus(snap);
 		if (ctx.vms)
 			for (const auto &vm : *ctx.vms)
 				collect_vm(ctx, vm, snap);
+		// vCPU threads come and go: keep only the files read this round.
+		vcpu_files_.sweep();
 	}
 
 private:
-	static void collect_cpus(const SourceContext &ctx, Snapshot &snap)
+	void collect_cpus(Snapshot &snap)
 	{
-		auto r = read_file(join_path(ctx.root, "/proc/schedstat"));
+		auto r = files_.read(path_);
 		if (!r.data) {
 			snap.add_unavailable(kRunqWaitAvg, "system",
 					     r.err == ENOENT ? "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)"
@@ -55,7 +61,7 @@ private:
 
 	// A VM's figure is the sum over all its vCPU threads; one unreadable
 	// thread makes the sum incomparable with the last one, so no value.
-	static void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap)
+	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap)
 	{
 		if (vm.vcpu_tids.empty()) {
 			snap.add_unavailable(kRunqWaitAvg, vm.scope(), "no vCPU threads ('CPU n/KVM') found");
@@ -65,7 +71,7 @@ private:
 		for (int tid : vm.vcpu_tids) {
 			std::string task = "/proc/" + std::to_string(vm.pid) + "/task/" + std::to_string(tid);
 			std::string rel = task + "/schedstat";
-			auto r = read_file(join_path(ctx.root, rel));
+			auto r = vcpu_files_.read(join_path(ctx.root, rel));
 			if (!r.data) {
 				std::string reason = read_failure(rel, r.err);
 				if (r.err == ENOENT)
@@ -86,6 +92,13 @@ private:
 		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
 		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
 	}
+
+	std::string root_, path_;
+	FileCache files_{1}; // /proc/schedstat, kept open
+	// /proc/PID/task/TID/schedstat of vCPU threads: a thread's exit makes
+	// its kept fd fail (ESRCH), and the file is then opened afresh, which
+	// says ENOENT as before; at most 256 kept, swept after every round.
+	FileCache vcpu_files_{256};
 };
 
 } // namespace

@@ -15,7 +15,11 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		auto r = read_file(join_path(ctx.root, "/proc/stat"));
+		if (path_.empty() || root_ != ctx.root) {
+			root_ = ctx.root;
+			path_ = join_path(ctx.root, "/proc/stat");
+		}
+		auto r = files_.read(path_);
 		if (!r.data) {
 			snap.add_unavailable(kStealRatio, "system", read_failure("/proc/stat", r.err));
 			return;
@@ -39,6 +43,10 @@ public:
 			snap.add_counter(series::kCpuTotalTicks, cpu.scope, static_cast<double>(cpu.total), "procfs");
 		}
 	}
+
+private:
+	std::string root_, path_;
+	FileCache files_{1}; // /proc/stat kept open, re-read from offset 0
 };
 
 } // namespace

@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -276,10 +278,20 @@ std::optional<std::string> read_small(const std::string &path)
 	return std::string(buf, static_cast<std::size_t>(n));
 }
 
-// comm without its newline; comm may hold spaces ("CPU 0/KVM").
-std::optional<std::string> read_comm(const std::string &path)
+// comm without its newline; comm may hold spaces ("CPU 0/KVM"). Through
+// kept fds when a cache is given (VmScanner): a process that exited makes
+// its fd fail with ESRCH and the path is opened afresh, so a reused pid
+// reads the new process's comm.
+std::optional<std::string> read_comm(const std::string &path, FileCache *cache)
 {
-	auto comm = read_small(path);
+	std::optional<std::string> comm;
+	if (cache) {
+		auto r = cache->read(path, 4096);
+		if (r.data)
+			comm.emplace(*r.data);
+	} else {
+		comm = read_small(path);
+	}
 	if (!comm)
 		return std::nullopt;
 	if (!comm->empty() && comm->back() == '\n')
@@ -319,7 +331,7 @@ struct Candidate {
 // and every tid (vhost kthreads of older kernels name the thread that set
 // the owner, normally the main thread). False if the process vanished.
 bool scan_threads(const std::string &pid_dir, Candidate &c, std::map<int, std::size_t> &owner_of_tid,
-		  std::size_t index)
+		  std::size_t index, FileCache *comms)
 {
 	auto tids = list_dir(pid_dir + "/task");
 	bool any = false;
@@ -329,7 +341,7 @@ bool scan_threads(const std::string &pid_dir, Candidate &c, std::map<int, std::s
 			continue;
 		any = true;
 		owner_of_tid.emplace(*tid, index);
-		auto comm = read_comm(pid_dir + "/task/" + name + "/comm");
+		auto comm = read_comm(pid_dir + "/task/" + name + "/comm", comms);
 		if (!comm)
 			continue; // thread exited meanwhile
 		if (auto cpu = parse_vcpu_comm(*comm))
@@ -378,7 +390,10 @@ void make_names_unique(std::vector<Candidate> &found)
 
 } // namespace
 
-std::vector<VmDetails> discover_vm_details(const std::string &root)
+namespace {
+
+// proc_dir: <root>/proc kept open by a VmScanner (rewound here), or null.
+std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir)
 {
 	const std::string proc = join_path(root, "proc");
 	std::vector<Candidate> found;
@@ -387,7 +402,15 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 
 	std::vector<std::string> entries;
 	try {
-		entries = list_dir(proc);
+		if (proc_dir) {
+			// The order does not matter: the result is sorted below.
+			::rewinddir(proc_dir);
+			while (struct dirent *de = ::readdir(proc_dir))
+				if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+					entries.emplace_back(de->d_name);
+		} else {
+			entries = list_dir(proc);
+		}
 	} catch (const std::exception &) {
 		return {};
 	}
@@ -400,7 +423,7 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 			// comm decides: it is one small read, while reading another
 			// process's cmdline takes that process's mmap lock, which is
 			// slow for busy processes. Only candidates are read further.
-			auto comm = read_comm(pid_dir + "/comm");
+			auto comm = read_comm(pid_dir + "/comm", comms);
 			if (!comm)
 				continue; // gone
 			if (!is_qemu_comm(*comm)) {
@@ -425,7 +448,7 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 			else
 				c.details.vm.name = "pid-" + std::to_string(*pid);
 			std::map<int, std::size_t> tids;
-			if (!scan_threads(pid_dir, c, tids, found.size()))
+			if (!scan_threads(pid_dir, c, tids, found.size(), comms))
 				continue; // vanished between reading cmdline and task/
 			scan_fds(pid_dir, c);
 			owner_of_tid.insert(tids.begin(), tids.end());
@@ -460,6 +483,13 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 	return out;
 }
 
+} // namespace
+
+std::vector<VmDetails> discover_vm_details(const std::string &root)
+{
+	return discover(root, nullptr, nullptr);
+}
+
 } // namespace hwsig::vmparse
 
 namespace hwsig {
@@ -468,6 +498,59 @@ std::vector<Vm> discover_vms(const std::string &root)
 {
 	std::vector<Vm> vms;
 	for (auto &d : vmparse::discover_vm_details(root))
+		vms.push_back(std::move(d.vm));
+	return vms;
+}
+
+namespace {
+
+// comm fds kept: a quarter of the fd limit, at most 512, so that the
+// daemon's sockets and BPF objects never run short of descriptors.
+std::size_t comm_fd_bound()
+{
+	struct rlimit rl;
+	if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 512;
+	return std::min<std::size_t>(512, static_cast<std::size_t>(rl.rlim_cur / 4));
+}
+
+} // namespace
+
+VmScanner::VmScanner(std::string root) : VmScanner(std::move(root), comm_fd_bound()) {}
+
+VmScanner::VmScanner(std::string root, std::size_t max_comm_fds)
+	: root_(std::move(root)), comms_(max_comm_fds)
+{
+}
+
+VmScanner::~VmScanner()
+{
+	if (proc_dir_)
+		::closedir(proc_dir_);
+}
+
+std::vector<Vm> VmScanner::scan()
+{
+	std::vector<Vm> vms;
+	// /proc stays open between scans (rewound by each): no open, buffer
+	// allocation and close per scan. Opened again after a failure, or when
+	// the path names another directory now (a tree replaced under a test
+	// root; a mount on top).
+	const std::string proc = join_path(root_, "proc");
+	if (proc_dir_) {
+		struct stat kept, now;
+		if (::fstat(::dirfd(proc_dir_), &kept) != 0 || ::stat(proc.c_str(), &now) != 0 ||
+		    kept.st_dev != now.st_dev || kept.st_ino != now.st_ino) {
+			::closedir(proc_dir_);
+			proc_dir_ = nullptr;
+		}
+	}
+	if (!proc_dir_)
+		proc_dir_ = ::opendir(proc.c_str());
+	auto details = vmparse::discover(root_, &comms_, proc_dir_);
+	// Processes and threads not seen in this scan are gone: close theirs.
+	comms_.sweep();
+	for (auto &d : details)
 		vms.push_back(std::move(d.vm));
 	return vms;
 }

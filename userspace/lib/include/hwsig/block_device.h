@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace hwsig {
 
@@ -19,5 +20,26 @@ std::optional<std::string> block_dev_name(const std::string &root, unsigned majo
 
 // block_dev_name, or "MAJ:MIN" when the device has no usable name.
 std::string block_dev_label(const std::string &root, std::uint32_t kdev);
+
+// block_dev_label() with the labels kept per dev_t, for a source that names
+// the same disks on every snapshot: a dev_t not seen before is looked up when
+// it first appears, and every label is looked up again once refresh_ns have
+// passed since the last full lookup (a disk removed and another given its
+// MAJ:MIN), or when the root changes.
+class BlockDevNames {
+public:
+	explicit BlockDevNames(std::uint64_t refresh_ns = 5'000'000'000ull) : refresh_ns_(refresh_ns) {}
+	// Call once per snapshot, before label(); now_ns is CLOCK_MONOTONIC.
+	void begin(const std::string &root, std::uint64_t now_ns);
+	const std::string &label(std::uint32_t kdev);
+	std::size_t size() const { return labels_.size(); }
+
+private:
+	std::string root_;
+	std::uint64_t refresh_ns_;
+	std::uint64_t filled_at_ns_ = 0;
+	bool started_ = false;
+	std::unordered_map<std::uint32_t, std::string> labels_;
+};
 
 } // namespace hwsig

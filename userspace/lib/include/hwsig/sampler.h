@@ -30,6 +30,7 @@ public:
 private:
 	std::vector<SourcePtr> sources_;
 	std::string root_;
+	VmScanner scanner_;
 	std::vector<Vm> vms_;
 	std::uint64_t rediscover_ns_;
 	std::uint64_t discovered_at_ns_ = 0;

@@ -1,0 +1,376 @@
+// FileCache (kept fds re-read with pread), the sources that read through
+// it (a long-lived source must say exactly what a fresh one says, whatever
+// happens to the files between snapshots), BlockDevNames and VmScanner.
+#include <catch2/catch.hpp>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hwsig/block_device.h"
+#include "hwsig/fs.h"
+#include "hwsig/procfs.h"
+#include "hwsig/snapshot_wire.h"
+#include "hwsig/vm.h"
+#include "test_procfs_tree.h"
+
+using namespace hwsig;
+using procfs_test::TempTree;
+
+namespace {
+
+std::string read_text(FileCache &cache, const std::string &path, int *err = nullptr)
+{
+	auto r = cache.read(path);
+	if (err)
+		*err = r.err;
+	return r.data ? std::string(*r.data) : std::string("<err>");
+}
+
+// Writes a new file and renames it over rel: a new inode at the same path.
+void replace(const TempTree &t, const std::string &rel, const std::string &text)
+{
+	t.put(rel + ".new", text);
+	std::filesystem::rename(t.root() + "/" + rel + ".new", t.root() + "/" + rel);
+}
+
+std::string encode(const Snapshot &s, const Source &source)
+{
+	return encode_snapshot(s, {}, source.provides());
+}
+
+} // namespace
+
+TEST_CASE("FileCache re-reads a file rewritten in place", "[fs][filecache]")
+{
+	TempTree t;
+	t.put("a", "one\n");
+	FileCache cache(4);
+	const std::string path = t.root() + "/a";
+	CHECK(read_text(cache, path) == "one\n");
+	CHECK(cache.open_count() == 1);
+	t.put("a", "two, longer\n");
+	CHECK(read_text(cache, path) == "two, longer\n");
+	t.put("a", "3\n");
+	CHECK(read_text(cache, path) == "3\n"); // shorter: nothing of the old content
+	CHECK(cache.open_count() == 1);
+}
+
+TEST_CASE("FileCache reads a file replaced by rename, not the kept inode", "[fs][filecache]")
+{
+	TempTree t;
+	t.put("a", "old\n");
+	FileCache cache(4);
+	const std::string path = t.root() + "/a";
+	CHECK(read_text(cache, path) == "old\n");
+	replace(t, "a", "new\n");
+	CHECK(read_text(cache, path) == "new\n");
+	CHECK(cache.open_count() == 1);
+}
+
+TEST_CASE("FileCache: a deleted file gives ENOENT, a recreated one is read again", "[fs][filecache]")
+{
+	TempTree t;
+	t.put("a", "before\n");
+	FileCache cache(4);
+	const std::string path = t.root() + "/a";
+	CHECK(read_text(cache, path) == "before\n");
+	std::filesystem::remove(path);
+	int err = 0;
+	CHECK(read_text(cache, path, &err) == "<err>");
+	CHECK(err == ENOENT);
+	CHECK(cache.open_count() == 0);
+	t.put("a", "after\n");
+	CHECK(read_text(cache, path) == "after\n");
+	CHECK(cache.open_count() == 1);
+}
+
+TEST_CASE("FileCache never holds more fds than its bound and reads past it", "[fs][filecache]")
+{
+	TempTree t;
+	FileCache cache(3);
+	for (int round = 0; round < 3; ++round)
+		for (int i = 0; i < 10; ++i) {
+			const std::string rel = "f" + std::to_string(i);
+			const std::string text = rel + " round " + std::to_string(round) + "\n";
+			t.put(rel, text);
+			CHECK(read_text(cache, t.root() + "/" + rel) == text);
+			CHECK(cache.open_count() <= 3);
+		}
+	CHECK(cache.open_count() == 3);
+	CHECK(cache.max_open() == 3);
+
+	FileCache none(0);
+	t.put("x", "x\n");
+	CHECK(read_text(none, t.root() + "/x") == "x\n");
+	CHECK(none.open_count() == 0);
+}
+
+TEST_CASE("FileCache: sweep closes what was not read since the last sweep, revalidate what moved", "[fs][filecache]")
+{
+	TempTree t;
+	t.put("a", "a\n");
+	t.put("b", "b\n");
+	FileCache cache(8);
+	read_text(cache, t.root() + "/a");
+	read_text(cache, t.root() + "/b");
+	cache.sweep();
+	CHECK(cache.open_count() == 2);
+	read_text(cache, t.root() + "/a");
+	cache.sweep();
+	CHECK(cache.open_count() == 1);
+	cache.sweep();
+	CHECK(cache.open_count() == 0);
+
+	read_text(cache, t.root() + "/a");
+	read_text(cache, t.root() + "/b");
+	replace(t, "b", "b2\n");
+	cache.revalidate();
+	CHECK(cache.open_count() == 1);
+	CHECK(read_text(cache, t.root() + "/b") == "b2\n");
+}
+
+TEST_CASE("FileCache: errors and size limit as read_file", "[fs][filecache]")
+{
+	TempTree t;
+	t.put("big", std::string(10000, 'x'));
+	t.put("empty", "");
+	FileCache cache(4);
+	auto r = cache.read(t.root() + "/big", 9999);
+	CHECK(!r.data);
+	CHECK(r.err == EFBIG);
+	CHECK(read_file(t.root() + "/big", 9999).err == EFBIG);
+	CHECK(cache.read(t.root() + "/big", 10000).data->size() == 10000);
+	CHECK(cache.read(t.root() + "/empty").data == std::string_view());
+	CHECK(cache.read(t.root() + "/missing").err == ENOENT);
+	CHECK(cache.read(t.root()).err == EISDIR);
+}
+
+TEST_CASE("FileCache on procfs: a kept fd regenerates, a dead process's is never read", "[fs][filecache][live]")
+{
+	FileCache cache(4);
+	char old_name[17] = {};
+	REQUIRE(::prctl(PR_GET_NAME, old_name) == 0);
+	REQUIRE(::prctl(PR_SET_NAME, "hwsig-fc-one") == 0);
+	CHECK(read_text(cache, "/proc/self/task/" + std::to_string(::gettid()) + "/comm") == "hwsig-fc-one\n");
+	REQUIRE(::prctl(PR_SET_NAME, "hwsig-fc-two") == 0);
+	CHECK(read_text(cache, "/proc/self/task/" + std::to_string(::gettid()) + "/comm") == "hwsig-fc-two\n");
+	::prctl(PR_SET_NAME, old_name);
+
+	// Larger than a page: read on to EOF at increasing offsets.
+	auto vmstat = cache.read("/proc/vmstat");
+	REQUIRE(vmstat.data);
+	std::string first(*vmstat.data);
+	vmstat = cache.read("/proc/vmstat");
+	REQUIRE(vmstat.data);
+	CHECK(vmstat.data->size() > 1000);
+	CHECK(vmstat.data->substr(0, 14) == first.substr(0, 14));
+	CHECK(vmstat.data->back() == '\n');
+	CHECK(parse_vmstat(*vmstat.data).error.empty());
+
+	pid_t child = ::fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		::prctl(PR_SET_NAME, "hwsig-fc-child");
+		::pause();
+		::_exit(0);
+	}
+	const std::string comm = "/proc/" + std::to_string(child) + "/comm";
+	std::string seen;
+	for (int i = 0; i < 200 && seen != "hwsig-fc-child\n"; ++i) {
+		seen = read_text(cache, comm);
+		::usleep(5000);
+	}
+	CHECK(seen == "hwsig-fc-child\n");
+	::kill(child, SIGKILL);
+	::waitpid(child, nullptr, 0);
+	int err = 0;
+	CHECK(read_text(cache, comm, &err) == "<err>");
+	CHECK(err == ENOENT);
+}
+
+TEST_CASE("FileCache on sysfs: an attribute is read whole", "[fs][filecache][live]")
+{
+	const std::string path = "/sys/kernel/mm/transparent_hugepage/enabled";
+	if (!path_exists(path)) {
+		WARN("no " << path << ": not checked");
+		return;
+	}
+	FileCache cache(2);
+	auto want = read_file(path);
+	REQUIRE(want.data);
+	auto got = cache.read(path);
+	REQUIRE(got.data);
+	CHECK(*got.data == *want.data);
+	got = cache.read(path);
+	REQUIRE(got.data);
+	CHECK(*got.data == *want.data);
+	CHECK(cache.open_count() == 1);
+}
+
+// A long-lived source against a scratch tree whose files change between
+// snapshots: every snapshot must encode exactly as a fresh source's.
+TEST_CASE("procfs sources kept open say what fresh ones say as files change", "[fs][filecache][procfs]")
+{
+	TempTree t;
+	std::filesystem::copy(procfs_test::fixture("amd-1s-64cpu-4node"), t.root(), std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	std::vector<SourcePtr> kept;
+	for (auto make : {make_stat_source, make_numa_source, make_meminfo_source, make_psi_source,
+			  make_schedstat_source})
+		kept.push_back(make());
+	auto compare = [&](const std::string &what) {
+		INFO(what);
+		std::size_t i = 0;
+		for (auto make : {make_stat_source, make_numa_source, make_meminfo_source, make_psi_source,
+				  make_schedstat_source}) {
+			auto fresh = make();
+			auto a = procfs_test::collect(*kept[i], t.root());
+			auto b = procfs_test::collect(*fresh, t.root());
+			INFO(fresh->name());
+			CHECK(encode(a, *fresh) == encode(b, *fresh));
+			++i;
+		}
+	};
+	const std::string vmstat = procfs_test::fixture_text("amd-1s-64cpu-4node", "/proc/vmstat");
+	const std::string meminfo = procfs_test::fixture_text("amd-1s-64cpu-4node", "/proc/meminfo");
+	compare("as committed");
+	compare("again (fast parsers)");
+
+	auto bump = [](std::string text, const std::string &key) {
+		auto pos = text.find(key + " ");
+		if (pos == std::string::npos)
+			pos = text.find(key + ":");
+		REQUIRE(pos != std::string::npos);
+		auto digit = text.find_first_of("0123456789", pos + key.size());
+		text.insert(digit, "7");
+		return text;
+	};
+	t.put("proc/vmstat", bump(vmstat, "pgmigrate_success"));
+	t.put("proc/meminfo", bump(meminfo, "AnonHugePages"));
+	compare("values changed in place");
+	replace(t, "proc/vmstat", bump(bump(vmstat, "pgmigrate_success"), "thp_fault_alloc"));
+	replace(t, "proc/meminfo", bump(meminfo, "HugePages_Free"));
+	compare("files replaced");
+	t.put("proc/vmstat", vmstat + vmstat.substr(0, vmstat.find('\n') + 1));
+	t.put("proc/meminfo", meminfo + meminfo.substr(0, meminfo.find('\n') + 1));
+	compare("a line listed twice");
+	t.put("proc/vmstat", "pgmigrate_success 01\n");
+	t.put("proc/meminfo", "AnonHugePages: 01 kB\n");
+	compare("a leading zero");
+	t.put("proc/vmstat", vmstat);
+	t.put("proc/meminfo", meminfo);
+	compare("back as committed");
+	t.put("proc/vmstat", bump(vmstat, "pgmigrate_success") + "extra_counter 5\n");
+	compare("a line more");
+	t.put("proc/vmstat", vmstat.substr(0, vmstat.size() - 1));
+	t.put("proc/meminfo", meminfo.substr(0, meminfo.size() - 1));
+	compare("no final newline");
+	t.put("proc/vmstat", "pgmigrate_success 99999999999999999999\n");
+	compare("a value past 64 bits");
+	std::filesystem::remove(t.root() + "/proc/vmstat");
+	std::filesystem::remove(t.root() + "/proc/meminfo");
+	std::filesystem::remove_all(t.root() + "/proc/pressure");
+	compare("files deleted");
+	t.put("proc/vmstat", vmstat);
+	t.put("proc/meminfo", meminfo);
+	std::filesystem::copy(procfs_test::fixture("amd-1s-64cpu-4node") + "/proc/pressure", t.root() + "/proc/pressure");
+	compare("files back");
+	for (const auto &node : list_dir(t.root() + "/sys/devices/system/node", "node"))
+		std::filesystem::remove_all(t.root() + "/sys/devices/system/node/" + node);
+	compare("NUMA nodes gone (layout listed again at once)");
+}
+
+TEST_CASE("BlockDevNames looks a dev_t up once, again after its refresh time", "[block][filecache]")
+{
+	TempTree t;
+	t.put("sys/dev/block/8:0/uevent", "MAJOR=8\nMINOR=0\nDEVNAME=sda\n");
+	BlockDevNames names(1000);
+	const std::uint32_t sda = (8u << 20) | 0, sdb = (8u << 20) | 16;
+	names.begin(t.root(), 1);
+	CHECK(names.label(sda) == "sda");
+	CHECK(names.label(sdb) == "8:16"); // no such device (yet)
+	t.put("sys/dev/block/8:0/uevent", "MAJOR=8\nMINOR=0\nDEVNAME=sdz\n");
+	t.put("sys/dev/block/8:16/uevent", "MAJOR=8\nMINOR=16\nDEVNAME=sdb\n");
+	names.begin(t.root(), 500);
+	CHECK(names.label(sda) == "sda"); // kept until the refresh
+	CHECK(names.label(sdb) == "8:16");
+	names.begin(t.root(), 1001);
+	CHECK(names.label(sda) == "sdz");
+	CHECK(names.label(sdb) == "sdb");
+	CHECK(names.size() == 2);
+	TempTree other;
+	names.begin(other.root(), 1002); // another root: nothing kept
+	CHECK(names.label(sda) == "8:0");
+}
+
+TEST_CASE("VmScanner finds what discover_vms finds, scan after scan", "[vm][filecache]")
+{
+	auto same = [](const std::vector<Vm> &a, const std::vector<Vm> &b) {
+		REQUIRE(a.size() == b.size());
+		for (std::size_t i = 0; i < a.size(); ++i) {
+			CHECK(a[i].pid == b[i].pid);
+			CHECK(a[i].name == b[i].name);
+			CHECK(a[i].vcpu_tids == b[i].vcpu_tids);
+			CHECK(a[i].vhost_tids == b[i].vhost_tids);
+			CHECK(a[i].taps == b[i].taps);
+		}
+	};
+	const std::string root = procfs_test::fixture("kvm-host");
+	VmScanner scanner(root, 8);
+	auto want = discover_vms(root);
+	for (int i = 0; i < 3; ++i) {
+		same(scanner.scan(), want);
+		CHECK(scanner.open_fds() <= 8);
+	}
+	VmScanner unbounded(root, 4096);
+	same(unbounded.scan(), want);
+	same(unbounded.scan(), want);
+}
+
+TEST_CASE("VmScanner reads a /proc replaced under its root, not the kept directory", "[vm][filecache]")
+{
+	TempTree t;
+	auto copy_tree = [&] {
+		std::filesystem::copy(procfs_test::fixture("kvm-host"), t.root(),
+				      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	};
+	copy_tree();
+	VmScanner scanner(t.root(), 64);
+	auto first = scanner.scan();
+	REQUIRE(!first.empty());
+	std::filesystem::remove_all(t.root() + "/proc");
+	CHECK(scanner.scan().empty());
+	copy_tree();
+	CHECK(scanner.scan().size() == first.size());
+}
+
+TEST_CASE("VmScanner on this host: comm fds bounded and dropped with their processes", "[vm][filecache][live]")
+{
+	VmScanner scanner("/");
+	scanner.scan();
+	std::size_t first = scanner.open_fds();
+	CHECK(first > 0);
+	CHECK(first <= 512);
+	pid_t child = ::fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		::pause();
+		::_exit(0);
+	}
+	scanner.scan();
+	std::size_t with_child = scanner.open_fds();
+	::kill(child, SIGKILL);
+	::waitpid(child, nullptr, 0);
+	scanner.scan();
+	// The child's comm (and its thread's) went with it; other processes
+	// may have come or gone meanwhile, so only the bound is exact.
+	CHECK(scanner.open_fds() <= 512);
+	CHECK(with_child >= 1);
+}
