@@ -365,9 +365,13 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 		out.unavailable.push_back({def.id, "system", std::move(why)});
 	}
 	// A per-device metric's reason for every device goes at "dev:*".
-	std::map<std::string, const MetricDef *, std::less<>> defs;
-	for (const auto &def : catalog())
-		defs.emplace(def.id, &def);
+	// (The catalog never changes: its index is built once.)
+	static const std::map<std::string, const MetricDef *, std::less<>> defs = [] {
+		std::map<std::string, const MetricDef *, std::less<>> m;
+		for (const auto &def : catalog())
+			m.emplace(def.id, &def);
+		return m;
+	}();
 	for (auto &u : out.unavailable) {
 		auto it = defs.find(u.id);
 		if (u.scope == "system" && it != defs.end() && per_device(*it->second))
@@ -375,9 +379,12 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 	}
 
 	// Catalog order, then natural scope order.
-	std::map<std::string, std::size_t, std::less<>> rank;
-	for (std::size_t i = 0; i < catalog().size(); ++i)
-		rank.emplace(catalog()[i].id, i);
+	static const std::map<std::string, std::size_t, std::less<>> rank = [] {
+		std::map<std::string, std::size_t, std::less<>> m;
+		for (std::size_t i = 0; i < catalog().size(); ++i)
+			m.emplace(catalog()[i].id, i);
+		return m;
+	}();
 	auto order = [&](const std::string &id) {
 		auto it = rank.find(id);
 		return it == rank.end() ? rank.size() : it->second;
