@@ -148,7 +148,7 @@ def hist_through_daemon():
             r.check(f"remove {detached}", False, str(e))
         finally:
             os.close(ctl)
-        time.sleep(1.5)
+        time.sleep(6.0)  # device names (and presence) are refreshed every 5 s
         snap = d.request("snapshot")
         r.check(f"{detached} removed under the daemon: its scope goes, the daemon carries on",
                 f"\tdev:{name}\t" not in snap and d.proc.poll() is None and snap.endswith("end\n"))

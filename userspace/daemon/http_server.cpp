@@ -153,8 +153,11 @@ HttpServer::~HttpServer()
 
 void HttpServer::connection_opened(const void *conn, int fd)
 {
-	std::lock_guard lock(mu_);
-	open_[conn] = {fd, mono_ns()};
+	{
+		std::lock_guard lock(mu_);
+		open_[conn] = {fd, mono_ns()};
+	}
+	stop_cv_.notify_all(); // the reaper sleeps while no connection is open
 }
 
 void HttpServer::connection_closed(const void *conn)
@@ -179,7 +182,12 @@ void HttpServer::enforce_deadlines()
 {
 	const std::uint64_t deadline_ns = static_cast<std::uint64_t>(limits_.request_deadline_s) * 1000000000ull;
 	std::unique_lock lock(mu_);
-	while (!stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+	for (;;) {
+		// No connection, nothing to time: sleep until one opens (an idle
+		// daemon must not wake every second for nothing).
+		stop_cv_.wait(lock, [this] { return stopping_ || !open_.empty(); });
+		if (stop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; }))
+			return;
 		const std::uint64_t now = mono_ns();
 		for (auto &[conn, o] : open_) {
 			if (o.fd < 0 || now - o.since_ns < deadline_ns)

@@ -49,12 +49,29 @@ void BlockDevNames::begin(const std::string &root, std::uint64_t now_ns)
 	}
 }
 
-const std::string &BlockDevNames::label(std::uint32_t kdev)
+const BlockDevNames::Entry &BlockDevNames::entry(std::uint32_t kdev)
 {
 	auto it = labels_.find(kdev);
-	if (it == labels_.end())
-		it = labels_.emplace(kdev, block_dev_label(root_, kdev)).first;
+	if (it == labels_.end()) {
+		Entry e;
+		e.label = block_dev_label(root_, kdev);
+		// Gone: sysfs is there but the device's entry is not.
+		e.gone = path_exists(join_path(root_, "sys/dev/block")) &&
+			 !path_exists(join_path(root_, "sys/dev/block/" + std::to_string(kdev_major(kdev)) + ":" +
+							       std::to_string(kdev_minor(kdev))));
+		it = labels_.emplace(kdev, std::move(e)).first;
+	}
 	return it->second;
+}
+
+const std::string &BlockDevNames::label(std::uint32_t kdev)
+{
+	return entry(kdev).label;
+}
+
+bool BlockDevNames::gone(std::uint32_t kdev)
+{
+	return entry(kdev).gone;
 }
 
 } // namespace hwsig

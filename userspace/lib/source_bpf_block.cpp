@@ -43,14 +43,12 @@ public:
 						 series::kIoWriteBytes, series::kIoLatencyUs, series::kIoQueueUs,
 						 series::kIoSizeKib, series::kIoSeekSlots})
 				snap.set_counts_from_zero(name);
-			const bool have_sysfs = path_exists(join_path(ctx.root, "sys/dev/block"));
 			for (const auto &[dev, c] : collector.devices()) {
 				// A device that went away (hot-unplug, a removed loop
 				// device) keeps its counts in the map; reporting them
-				// under MAJ:MIN would bring it back as a stranger.
-				if (have_sysfs && !path_exists(join_path(ctx.root, "sys/dev/block/" +
-										std::to_string(kdev_major(dev)) + ":" +
-										std::to_string(kdev_minor(dev)))))
+				// under MAJ:MIN would bring it back as a stranger. Seen
+				// at the names' refresh (every 5 s), not per snapshot.
+				if (names_.gone(dev))
 					continue;
 				std::string scope = "dev:" + names_.label(dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);

@@ -32,6 +32,9 @@ public:
 	// Call once per snapshot, before label(); now_ns is CLOCK_MONOTONIC.
 	void begin(const std::string &root, std::uint64_t now_ns);
 	const std::string &label(std::uint32_t kdev);
+	// The device is no longer in sysfs (hot-unplug, a removed loop
+	// device), as of the last refresh: its stale counts are not reported.
+	bool gone(std::uint32_t kdev);
 	std::size_t size() const { return labels_.size(); }
 
 private:
@@ -39,7 +42,12 @@ private:
 	std::uint64_t refresh_ns_;
 	std::uint64_t filled_at_ns_ = 0;
 	bool started_ = false;
-	std::unordered_map<std::uint32_t, std::string> labels_;
+	struct Entry {
+		std::string label;
+		bool gone = false;
+	};
+	const Entry &entry(std::uint32_t kdev);
+	std::unordered_map<std::uint32_t, Entry> labels_;
 };
 
 } // namespace hwsig
