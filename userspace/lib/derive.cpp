@@ -389,15 +389,24 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 		auto it = rank.find(id);
 		return it == rank.end() ? rank.size() : it->second;
 	};
-	std::stable_sort(out.metrics.begin(), out.metrics.end(), [&](const Metric &a, const Metric &b) {
-		auto ra = order(a.id), rb = order(b.id);
-		return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
-	});
-	std::stable_sort(out.unavailable.begin(), out.unavailable.end(),
-			 [&](const UnavailableNote &a, const UnavailableNote &b) {
-				 auto ra = order(a.id), rb = order(b.id);
-				 return ra != rb ? ra < rb : scope_less(a.scope, b.scope);
-			 });
+	// Each element's rank looked up once, not at every comparison.
+	auto sort_by_catalog = [&](auto &items) {
+		std::vector<std::pair<std::size_t, std::size_t>> keys; // rank, position
+		keys.reserve(items.size());
+		for (std::size_t i = 0; i < items.size(); ++i)
+			keys.emplace_back(order(items[i].id), i);
+		std::stable_sort(keys.begin(), keys.end(), [&](const auto &a, const auto &b) {
+			return a.first != b.first ? a.first < b.first
+						  : scope_less(items[a.second].scope, items[b.second].scope);
+		});
+		std::remove_reference_t<decltype(items)> sorted;
+		sorted.reserve(items.size());
+		for (const auto &k : keys)
+			sorted.push_back(std::move(items[k.second]));
+		items = std::move(sorted);
+	};
+	sort_by_catalog(out.metrics);
+	sort_by_catalog(out.unavailable);
 	return out;
 }
 
