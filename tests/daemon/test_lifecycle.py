@@ -153,6 +153,23 @@ def sighup_cases():
             d.close()
 
 
+def fresh_snapshot_rate():
+    """A reader asking in a loop gets the same snapshot within 10 ms,
+    a fresh one after."""
+    d = Daemon(FIXTURE + ["--interval", "1"])
+    try:
+        d.ready(20)
+        a, b = d.request("snapshot"), d.request("snapshot")
+        time.sleep(0.05)
+        c = d.request("snapshot")
+        stamp = lambda text: text.splitlines()[1]  # "time <mono> <real>"
+        r.check("two snapshot requests within 10 ms share one snapshot, a later one is fresh",
+                stamp(a) == stamp(b) and stamp(c) != stamp(a), f"{stamp(a)} / {stamp(b)} / {stamp(c)}")
+    finally:
+        d.stop()
+        d.close()
+
+
 def history():
     """The last N intervals, bounded, served over the local socket."""
     d = Daemon(FIXTURE + ["--interval", "0.05", "--history", "5"])
@@ -176,6 +193,7 @@ def history():
 
 
 bad_config()
+fresh_snapshot_rate()
 history()
 ready_after_attach()
 watchdog()

@@ -69,3 +69,18 @@ TEST_CASE("join_path and read_file", "[fs]")
 	CHECK_FALSE(big.data);
 	CHECK(big.err == EFBIG);
 }
+
+TEST_CASE("parse_kernel_u64 takes a number only as the kernel prints it", "[parse]")
+{
+	CHECK(hwsig::parse_kernel_u64("0") == 0u);
+	CHECK(hwsig::parse_kernel_u64("18446744073709551615") == 18446744073709551615ull);
+	CHECK(hwsig::parse_kernel_u64("4096") == 4096u);
+	CHECK_FALSE(hwsig::parse_kernel_u64(""));
+	CHECK_FALSE(hwsig::parse_kernel_u64("18446744073709551616")); // overflow
+	CHECK_FALSE(hwsig::parse_kernel_u64("007"));                  // leading zero
+	CHECK_FALSE(hwsig::parse_kernel_u64(" 7"));
+	CHECK_FALSE(hwsig::parse_kernel_u64("7 "));
+	CHECK_FALSE(hwsig::parse_kernel_u64("+7"));
+	CHECK_FALSE(hwsig::parse_kernel_u64("-7"));
+	CHECK_FALSE(hwsig::parse_kernel_u64("7kB"));
+}

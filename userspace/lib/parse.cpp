@@ -29,6 +29,17 @@ std::optional<std::uint64_t> parse_u64(std::string_view s)
 	return v;
 }
 
+std::optional<std::uint64_t> parse_kernel_u64(std::string_view s)
+{
+	if (s.empty() || (s.size() > 1 && s.front() == '0') || s.front() < '0' || s.front() > '9')
+		return std::nullopt;
+	std::uint64_t v = 0;
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+	if (ec != std::errc() || p != s.data() + s.size())
+		return std::nullopt;
+	return v;
+}
+
 std::optional<std::int64_t> parse_i64(std::string_view s)
 {
 	s = trim(s);

@@ -72,7 +72,7 @@ private:
 			std::size_t end = text.find('\n', pos);
 			if (end == std::string_view::npos)
 				return false;
-			auto value = number(text.substr(pos, end - pos));
+			auto value = parse_kernel_u64(text.substr(pos, end - pos));
 			if (!value)
 				return false;
 			if (int k = pick_[i]; k >= 0) {
@@ -89,23 +89,6 @@ private:
 		return true;
 	}
 
-	// A decimal number as the kernel prints it: digits, no leading zero,
-	// within 64 bits.
-	static std::optional<std::uint64_t> number(std::string_view s)
-	{
-		if (s.empty() || (s.size() > 1 && s.front() == '0'))
-			return std::nullopt;
-		std::uint64_t v = 0;
-		for (char c : s) {
-			if (c < '0' || c > '9')
-				return std::nullopt;
-			unsigned d = static_cast<unsigned>(c - '0');
-			if (v > (UINT64_MAX - d) / 10)
-				return std::nullopt;
-			v = v * 10 + d;
-		}
-		return v;
-	}
 
 	std::vector<std::string> names_; // of the last accepted file, in order
 	std::vector<int> pick_;          // per name: its index in kPicked, or -1

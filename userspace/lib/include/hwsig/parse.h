@@ -13,6 +13,11 @@ namespace hwsig {
 // whitespace allowed). Overflow, sign on unsigned, empty: nullopt.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 std::optional<std::int64_t> parse_i64(std::string_view s);
+// A decimal number exactly as the kernel prints one: digits only, no
+// whitespace, no leading zero (but "0"), within 64 bits. The fast paths
+// that re-read a procfs file of known layout accept only this, so that
+// whatever else they see goes to the strict parser.
+std::optional<std::uint64_t> parse_kernel_u64(std::string_view s);
 // Finite decimal number ("12.34"), whitespace allowed around it.
 std::optional<double> parse_double(std::string_view s);
 
