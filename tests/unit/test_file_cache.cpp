@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,53 @@ TEST_CASE("FileCache on procfs: a kept fd regenerates, a dead process's is never
 	CHECK(err == ENOENT);
 }
 
+// Each line's first token: what stays when values move between two reads.
+static std::vector<std::string> line_keys(std::string_view text)
+{
+	std::vector<std::string> keys;
+	std::size_t at = 0;
+	while (at < text.size()) {
+		std::size_t end = text.find('\n', at);
+		if (end == std::string_view::npos)
+			end = text.size();
+		std::string_view line = text.substr(at, end - at);
+		keys.emplace_back(line.substr(0, line.find_first_of(" \t")));
+		at = end + 1;
+	}
+	return keys;
+}
+
+// A kept procfs fd stops at the first read short of half a page (no EOF
+// read): files of many records over several pages must still come whole.
+TEST_CASE("FileCache on procfs: multi-page files of many records are read whole", "[fs][filecache][live]")
+{
+	pid_t child = ::fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		::pause();
+		::_exit(0);
+	}
+	std::vector<std::string> paths = {"/proc/" + std::to_string(child) + "/smaps", "/proc/vmstat"};
+	if (path_exists("/proc/zoneinfo"))
+		paths.push_back("/proc/zoneinfo");
+	FileCache cache(4);
+	for (const auto &path : paths) {
+		INFO(path);
+		auto want = read_file(path);
+		REQUIRE(want.data);
+		for (int round = 0; round < 2; ++round) { // fresh open, then the kept fd
+			auto got = cache.read(path);
+			REQUIRE(got.data);
+			CHECK(line_keys(*got.data) == line_keys(*want.data));
+		}
+	}
+	auto smaps = read_file(paths.front());
+	REQUIRE(smaps.data);
+	CHECK(smaps.data->size() > 3 * 4096); // the case it is about: several pages
+	::kill(child, SIGKILL);
+	::waitpid(child, nullptr, 0);
+}
+
 TEST_CASE("FileCache on sysfs: an attribute is read whole", "[fs][filecache][live]")
 {
 	const std::string path = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -349,6 +397,72 @@ TEST_CASE("VmScanner reads a /proc replaced under its root, not the kept directo
 	CHECK(scanner.scan().empty());
 	copy_tree();
 	CHECK(scanner.scan().size() == first.size());
+}
+
+// NonVmMemo: a settled non-QEMU process is not read again; one that was
+// forked (read at two scans) and then turns into a QEMU is seen at once,
+// one that turns into a QEMU later within kFullEvery scans, a reused pid
+// (a new /proc inode) at once.
+TEST_CASE("VmScanner skips settled processes, yet sees every QEMU", "[vm][filecache]")
+{
+	TempTree t;
+	std::filesystem::copy(procfs_test::fixture("kvm-host"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	auto process = [&](const std::string &dir, const std::string &comm, const std::string &guest,
+			   const std::string &pid = {}) {
+		t.put(dir + "/comm", comm + "\n");
+		t.put(dir + "/status", "Name:\t" + comm + "\nState:\tS (sleeping)\n");
+		std::string cmdline = guest.empty() ? std::string("/bin/sh\0-c\0sleep", 15)
+						    : std::string("/usr/bin/qemu-system-x86_64\0-name\0guest=", 40) + guest;
+		t.put(dir + "/cmdline", cmdline + std::string(1, '\0'));
+		t.put(dir + "/task/" + (pid.empty() ? dir.substr(dir.rfind('/') + 1) : pid) + "/comm", comm + "\n");
+		t.mkdir(dir + "/fd");
+	};
+	auto names = [](const std::vector<Vm> &vms) {
+		std::set<std::string> out;
+		for (const auto &vm : vms)
+			out.insert(vm.name);
+		return out;
+	};
+	VmScanner scanner(t.root(), 64);
+	const auto base = names(scanner.scan());
+	REQUIRE(!base.empty());
+
+	// Forked by libvirt, exec'd before the next scan: seen at once.
+	process("proc/7002", "rpc-libvirtd", "");
+	CHECK(names(scanner.scan()) == base);
+	process("proc/7002", "qemu-system-x86", "forked");
+	CHECK(names(scanner.scan()).count("forked") == 1);
+
+	// A process that stays no QEMU for two scans is settled: a later exec
+	// is seen at the next full scan, at most kFullEvery scans on.
+	process("proc/7001", "sleep", "");
+	for (int i = 0; i < 3; ++i)
+		CHECK(names(scanner.scan()).count("late") == 0);
+	process("proc/7001", "qemu-system-x86", "late");
+	unsigned scans = 0;
+	while (scans < NonVmMemo::kFullEvery && !names(scanner.scan()).count("late"))
+		++scans;
+	CHECK(scans < NonVmMemo::kFullEvery);
+	CHECK(names(scanner.scan()).count("late") == 1); // and stays seen
+
+	// A settled pid reused by a QEMU: a new /proc entry (new inode), seen
+	// at the first scan. The new entry is made before the old goes, so
+	// that the inode cannot be the old one's.
+	process("proc/7003", "sleep", "");
+	for (int i = 0; i < 3; ++i)
+		scanner.scan();
+	process("proc/7003.new", "qemu-system-x86", "reused", "7003");
+	std::filesystem::rename(t.root() + "/proc/7003", t.root() + "/proc/7003.old");
+	std::filesystem::rename(t.root() + "/proc/7003.new", t.root() + "/proc/7003");
+	std::filesystem::remove_all(t.root() + "/proc/7003.old");
+	CHECK(names(scanner.scan()).count("reused") == 1);
+
+	// Gone processes are forgotten.
+	std::filesystem::remove_all(t.root() + "/proc/7001");
+	std::filesystem::remove_all(t.root() + "/proc/7002");
+	std::filesystem::remove_all(t.root() + "/proc/7003");
+	CHECK(names(scanner.scan()) == base);
 }
 
 TEST_CASE("VmScanner on this host: comm fds bounded and dropped with their processes", "[vm][filecache][live]")

@@ -102,18 +102,24 @@ bool same_file(const struct stat &st, std::uint64_t dev, std::uint64_t ino)
 
 FileCache::FileCache(std::size_t max_open) : max_open_(max_open) {}
 
-int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show)
+int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show, bool seq_file)
 {
 	// seq_file hands out at most a page per read: read on to EOF (0), at
 	// increasing offsets, as read() would. A sysfs attribute is one show()
 	// of at most a page: a read that did not fill the buffer had it all.
+	// A procfs seq_file read stops short of the buffer only at the end or
+	// when its next record does not fit in its page: with records under
+	// half a page (every procfs file hwsig reads), a short read of less
+	// than half a page was the last one, and the EOF read is saved.
+	static const std::size_t half_page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / 2;
 	len = 0;
 	if (buf_.size() < 4096)
 		buf_.resize(4096);
 	for (;;) {
 		if (len == buf_.size())
 			buf_.resize(std::min(buf_.size() * 2, max_bytes + 1));
-		ssize_t n = ::pread(fd, buf_.data() + len, buf_.size() - len, static_cast<off_t>(len));
+		const std::size_t want = buf_.size() - len;
+		ssize_t n = ::pread(fd, buf_.data() + len, want, static_cast<off_t>(len));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -125,6 +131,8 @@ int FileCache::read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool 
 		if (len > max_bytes)
 			return EFBIG;
 		if (one_show && len < buf_.size())
+			return 0;
+		if (seq_file && static_cast<std::size_t>(n) < want && static_cast<std::size_t>(n) < half_page)
 			return 0;
 	}
 }
@@ -141,7 +149,7 @@ FileCache::View FileCache::read(const std::string &path, std::size_t max_bytes)
 		}
 		if (valid) {
 			std::size_t len = 0;
-			if (read_whole(e.fd.get(), max_bytes, len, e.one_show) == 0 && len > 0) {
+			if (read_whole(e.fd.get(), max_bytes, len, e.one_show, e.seq_file) == 0 && len > 0) {
 				e.used = ++tick_;
 				View v;
 				v.data = std::string_view(buf_.data(), len);
@@ -163,7 +171,7 @@ FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
 		return v;
 	}
 	std::size_t len = 0;
-	if (int err = read_whole(fd.get(), max_bytes, len, false)) {
+	if (int err = read_whole(fd.get(), max_bytes, len, false, false)) {
 		v.err = err;
 		return v;
 	}
@@ -182,6 +190,7 @@ FileCache::View FileCache::fresh(const std::string &path, std::size_t max_bytes)
 	// attributes, read by the driver piecewise, have their own.
 	static const long page = ::sysconf(_SC_PAGESIZE);
 	e.one_show = sfs.f_type == SYSFS_MAGIC && S_ISREG(st.st_mode) && st.st_size == page;
+	e.seq_file = sfs.f_type == PROC_SUPER_MAGIC && S_ISREG(st.st_mode);
 	e.fd = std::move(fd);
 	keep(path, std::move(e));
 	return v;

@@ -393,45 +393,70 @@ void make_names_unique(std::vector<Candidate> &found)
 namespace {
 
 // proc_dir: <root>/proc kept open by a VmScanner (rewound here), or null.
-std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir)
+struct ProcEntry {
+	std::string name;
+	std::uint64_t ino = 0;
+};
+
+// memo: only with proc_dir (a VmScanner's), whose entries carry inodes.
+std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir, NonVmMemo *memo)
 {
 	const std::string proc = join_path(root, "proc");
 	std::vector<Candidate> found;
 	std::map<int, std::size_t> owner_of_tid;              // tid of a QEMU -> index in found
 	std::vector<std::pair<int, int>> vhost_kthreads;       // (pid, owner tid from its name)
 
-	std::vector<std::string> entries;
+	std::vector<ProcEntry> entries;
 	try {
 		if (proc_dir) {
 			// The order does not matter: the result is sorted below.
 			::rewinddir(proc_dir);
 			while (struct dirent *de = ::readdir(proc_dir))
 				if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
-					entries.emplace_back(de->d_name);
+					entries.push_back({de->d_name, static_cast<std::uint64_t>(de->d_ino)});
 		} else {
-			entries = list_dir(proc);
+			for (auto &name : list_dir(proc))
+				entries.push_back({std::move(name), 0});
+			memo = nullptr;
 		}
 	} catch (const std::exception &) {
 		return {};
 	}
 	for (const auto &entry : entries) {
-		auto pid = parse_pid(entry);
+		auto pid = parse_pid(entry.name);
 		if (!pid)
 			continue;
-		const std::string pid_dir = proc + "/" + entry;
+		if (memo) {
+			memo->seen(*pid, entry.ino);
+			int owner = 0;
+			if (memo->known(*pid, entry.ino, owner)) {
+				if (owner)
+					vhost_kthreads.emplace_back(*pid, owner);
+				continue;
+			}
+		}
+		const std::string pid_dir = proc + "/" + entry.name;
 		try {
 			// comm decides: it is one small read, while reading another
 			// process's cmdline takes that process's mmap lock, which is
 			// slow for busy processes. Only candidates are read further.
 			auto comm = read_comm(pid_dir + "/comm", comms);
-			if (!comm)
+			if (!comm) {
+				if (memo)
+					memo->forget(*pid);
 				continue; // gone
+			}
 			if (!is_qemu_comm(*comm)) {
 				// A kernel 6.1-style vhost worker is a kthread of its own.
-				if (auto owner = parse_vhost_comm(*comm))
+				auto owner = parse_vhost_comm(*comm);
+				if (owner)
 					vhost_kthreads.emplace_back(*pid, *owner);
+				if (memo)
+					memo->note(*pid, entry.ino, owner ? *owner : 0);
 				continue;
 			}
+			if (memo)
+				memo->forget(*pid); // a QEMU now: never skipped
 			auto status = read_file(pid_dir + "/status");
 			if (!status.data || status_is_dead(*status.data))
 				continue; // gone, or a zombie whose guest is no more
@@ -487,7 +512,7 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 
 std::vector<VmDetails> discover_vm_details(const std::string &root)
 {
-	return discover(root, nullptr, nullptr);
+	return discover(root, nullptr, nullptr, nullptr);
 }
 
 } // namespace hwsig::vmparse
@@ -515,6 +540,55 @@ std::size_t comm_fd_bound()
 }
 
 } // namespace
+
+bool NonVmMemo::known(int pid, std::uint64_t ino, int &owner) const
+{
+	if (scan_ % kFullEvery == 0)
+		return false;
+	auto it = entries_.find(pid);
+	if (it == entries_.end() || it->second.ino != ino || it->second.reads < 2)
+		return false;
+	owner = it->second.owner;
+	return true;
+}
+
+void NonVmMemo::note(int pid, std::uint64_t ino, int owner)
+{
+	// seen() dropped an entry of a reused pid: a same-inode entry is this
+	// process's, read again.
+	Entry &e = entries_[pid];
+	e.ino = ino;
+	e.owner = owner;
+	e.reads++;
+	e.seen_scan = scan_;
+}
+
+void NonVmMemo::forget(int pid)
+{
+	entries_.erase(pid);
+}
+
+void NonVmMemo::seen(int pid, std::uint64_t ino)
+{
+	auto it = entries_.find(pid);
+	if (it == entries_.end())
+		return;
+	if (it->second.ino != ino)
+		entries_.erase(it); // the pid was reused: a new process
+	else
+		it->second.seen_scan = scan_;
+}
+
+void NonVmMemo::begin_scan()
+{
+	++scan_;
+}
+
+void NonVmMemo::end_scan()
+{
+	for (auto it = entries_.begin(); it != entries_.end();)
+		it = it->second.seen_scan == scan_ ? std::next(it) : entries_.erase(it);
+}
 
 VmScanner::VmScanner(std::string root) : VmScanner(std::move(root), comm_fd_bound()) {}
 
@@ -547,8 +621,11 @@ std::vector<Vm> VmScanner::scan()
 	}
 	if (!proc_dir_)
 		proc_dir_ = ::opendir(proc.c_str());
-	auto details = vmparse::discover(root_, &comms_, proc_dir_);
-	// Processes and threads not seen in this scan are gone: close theirs.
+	memo_.begin_scan();
+	auto details = vmparse::discover(root_, &comms_, proc_dir_, proc_dir_ ? &memo_ : nullptr);
+	memo_.end_scan();
+	// Processes and threads not read in this scan are gone or settled:
+	// close theirs.
 	comms_.sweep();
 	for (auto &d : details)
 		vms.push_back(std::move(d.vm));

@@ -79,11 +79,12 @@ private:
 		Fd fd;
 		bool pseudo = false;   // procfs or sysfs: regenerated on each read
 		bool one_show = false; // a sysfs text attribute: one read returns it whole
+		bool seq_file = false; // procfs: a short read of under half a page was the last
 		std::uint64_t dev = 0, ino = 0;
 		std::uint64_t used = 0;
 	};
 	// Reads fd whole into buf_ (pread from 0); 0 or an errno.
-	int read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show);
+	int read_whole(int fd, std::size_t max_bytes, std::size_t &len, bool one_show, bool seq_file);
 	View fresh(const std::string &path, std::size_t max_bytes);
 	void keep(const std::string &path, Entry entry);
 

@@ -4,7 +4,9 @@
 #include <dirent.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hwsig/fs.h"
@@ -24,11 +26,49 @@ struct Vm {
 // unreadable entry: such processes are skipped.
 std::vector<Vm> discover_vms(const std::string &root);
 
+// What a VmScanner remembers of processes that are not QEMU, so that a
+// scan need not read every process's comm again (a host runs thousands).
+// A process is known by its pid and the inode of its /proc/PID entry: a
+// reused pid is a new entry, a new inode. Only exec (or a rename) changes
+// a known process's comm: a process is read at the two scans after it
+// first appears (a QEMU forked by libvirt execs within that window), then
+// again only at every full_every-th scan, which bounds how late a process
+// that becomes QEMU later is seen.
+class NonVmMemo {
+public:
+	static constexpr unsigned kFullEvery = 12;
+	// Whether pid (with this /proc inode) may be skipped in this scan;
+	// owner: the QEMU pid a 6.1-style vhost kthread is named after, or 0.
+	bool known(int pid, std::uint64_t ino, int &owner) const;
+	// pid's comm said QEMU, or could not be read: never skip it.
+	void forget(int pid);
+	// The scan read pid's comm: it is not a QEMU (owner as above).
+	void note(int pid, std::uint64_t ino, int owner);
+	// pid was seen in this scan (known or not).
+	void seen(int pid, std::uint64_t ino);
+	void begin_scan();
+	// Forgets what this scan did not see.
+	void end_scan();
+	std::size_t size() const { return entries_.size(); }
+
+private:
+	struct Entry {
+		std::uint64_t ino = 0;
+		int owner = 0;
+		unsigned reads = 0;     // comm reads that said "not QEMU"
+		unsigned seen_scan = 0; // last scan that listed it
+	};
+	std::unordered_map<int, Entry> entries_;
+	unsigned scan_ = 0;
+};
+
 // discover_vms() for a caller that scans again and again (the Sampler): the
 // /proc/PID/comm (and task comm) files read by one scan are kept open and
 // re-read with pread by the next (bounded by the fd limit); those of
-// processes and threads a scan no longer sees are closed after it. Same
-// results as discover_vms().
+// processes and threads a scan no longer sees are closed after it; settled
+// non-QEMU processes are not read again (NonVmMemo). Same results as
+// discover_vms(), but for a process that turns into a QEMU long after it
+// started: seen within NonVmMemo::kFullEvery scans.
 class VmScanner {
 public:
 	explicit VmScanner(std::string root);
@@ -42,6 +82,7 @@ public:
 private:
 	std::string root_;
 	FileCache comms_;
+	NonVmMemo memo_;
 	DIR *proc_dir_ = nullptr; // <root>/proc, kept open
 };
 
