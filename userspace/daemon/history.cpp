@@ -1,90 +1,189 @@
 #include "history.h"
 
 #include <cstdio>
+#include <string_view>
 
 namespace hwsigd {
 
 namespace {
+
 // VMs and devices come and go; their keys stay in the table until a
-// compaction drops the ones no kept interval uses. This bounds the table by
-// the keys of the intervals held, whatever the churn.
+// compaction drops the ones no kept snapshot uses. This bounds the table
+// by the keys of the snapshots held, whatever the churn.
 constexpr std::size_t kCompactAbove = 1u << 16;
+
+bool per_cpu_scope(std::string_view scope)
+{
+	return scope.rfind("cpu:", 0) == 0;
+}
+
+std::string joined(std::string_view a, std::string_view b, std::string_view c)
+{
+	std::string k;
+	k.reserve(a.size() + b.size() + c.size() + 2);
+	k += a;
+	k += '\0';
+	k += b;
+	k += '\0';
+	k += c;
+	return k;
+}
+
+// The three parts of a joined key.
+struct Parts {
+	std::string_view a, b, c;
+};
+
+Parts split3(const std::string &k)
+{
+	std::string_view v(k);
+	std::size_t i = v.find('\0');
+	std::size_t j = v.find('\0', i + 1);
+	return {v.substr(0, i), v.substr(i + 1, j - i - 1), v.substr(j + 1)};
+}
+
 } // namespace
 
-std::uint32_t History::intern(const std::string &id, const std::string &scope)
+std::uint32_t History::intern(std::string key)
 {
-	std::string k = id;
-	k += '\0';
-	k += scope;
-	auto [it, added] = index_.try_emplace(std::move(k), static_cast<std::uint32_t>(keys_.size()));
+	auto [it, added] = index_.try_emplace(std::move(key), static_cast<std::uint32_t>(keys_.size()));
 	if (added)
-		keys_.push_back({id, scope});
+		keys_.push_back(it->first);
 	return it->second;
 }
 
-void History::add(const hwsig::Interval &iv, bool keep_cpu)
+void History::add(const hwsig::Snapshot &s, bool keep_cpu)
 {
 	Entry e;
-	e.realtime_ns = iv.realtime_ns;
-	e.interval_s = iv.interval_s;
-	e.values.reserve(iv.metrics.size());
-	for (const auto &m : iv.metrics) {
-		if (!keep_cpu && m.scope.rfind("cpu:", 0) == 0)
-			continue;
-		e.values.emplace_back(intern(m.id, m.scope), m.value);
-	}
+	e.mono_ns = s.mono_ns;
+	e.realtime_ns = s.realtime_ns;
+	for (const auto &[name, series] : s.counters())
+		for (const auto &[scope, point] : series.by_scope)
+			if (keep_cpu || !per_cpu_scope(scope))
+				e.values.push_back({intern(joined(name, scope, series.source)), false, point.value,
+						    point.running_fraction});
+	for (const auto &[name, series] : s.gauges())
+		for (const auto &[scope, value] : series.by_scope)
+			if (keep_cpu || !per_cpu_scope(scope))
+				e.values.push_back({intern(joined(name, scope, series.source)), true, value, 1.0});
+	for (const auto &[name, series] : s.histograms())
+		for (const auto &[scope, hist] : series.by_scope) {
+			if (!keep_cpu && per_cpu_scope(scope))
+				continue;
+			Hist h;
+			h.key = intern(joined(name, scope, series.source));
+			h.layout = hist.layout;
+			h.slots = static_cast<std::uint32_t>(hist.counts.size());
+			for (std::size_t i = 0; i < hist.counts.size(); ++i)
+				if (hist.counts[i])
+					h.used.emplace_back(static_cast<std::uint32_t>(i), hist.counts[i]);
+			e.hists.push_back(std::move(h));
+		}
+	for (const auto &n : s.unavailable())
+		if (keep_cpu || !per_cpu_scope(n.scope))
+			e.notes.push_back(intern(joined(n.id, n.scope, n.reason)));
+	for (const auto &name : s.from_zero())
+		e.from_zero.push_back(intern(name));
 	entries_.push_back(std::move(e));
-	while (entries_.size() > capacity_)
-		entries_.pop_front();
+	trim();
 	if (keys_.size() > kCompactAbove)
 		compact_keys();
+}
+
+void History::trim()
+{
+	while (entries_.size() > capacity_ + 1)
+		entries_.pop_front();
 }
 
 void History::set_capacity(std::size_t capacity)
 {
 	capacity_ = capacity;
-	while (entries_.size() > capacity_)
-		entries_.pop_front();
+	trim();
+}
+
+hwsig::Snapshot History::snapshot(std::size_t i) const
+{
+	const Entry &e = entries_.at(i);
+	hwsig::Snapshot s;
+	s.mono_ns = e.mono_ns;
+	s.realtime_ns = e.realtime_ns;
+	for (const auto &v : e.values) {
+		Parts p = split3(text(v.key));
+		if (v.gauge)
+			s.add_gauge(p.a, p.b, v.value, p.c);
+		else
+			s.add_counter(p.a, p.b, v.value, p.c, v.running_fraction);
+	}
+	for (const auto &h : e.hists) {
+		Parts p = split3(text(h.key));
+		hwsig::Histogram hist;
+		hist.layout = h.layout;
+		hist.counts.assign(h.slots, 0);
+		for (auto [slot, count] : h.used)
+			hist.counts[slot] = count;
+		s.add_histogram(p.a, p.b, std::move(hist), p.c);
+	}
+	for (auto k : e.notes) {
+		Parts p = split3(text(k));
+		s.add_unavailable(p.a, p.b, p.c);
+	}
+	for (auto k : e.from_zero)
+		s.set_counts_from_zero(text(k));
+	return s;
 }
 
 void History::compact_keys()
 {
 	std::vector<std::int64_t> remap(keys_.size(), -1);
-	std::vector<Key> kept;
+	std::vector<std::string> kept;
 	index_.clear();
-	for (auto &e : entries_)
-		for (auto &[k, v] : e.values) {
-			if (remap[k] < 0) {
-				remap[k] = static_cast<std::int64_t>(kept.size());
-				std::string name = keys_[k].id;
-				name += '\0';
-				name += keys_[k].scope;
-				index_.emplace(std::move(name), static_cast<std::uint32_t>(kept.size()));
-				kept.push_back(keys_[k]);
-			}
-			k = static_cast<std::uint32_t>(remap[k]);
+	auto move_key = [&](std::uint32_t &k) {
+		if (remap[k] < 0) {
+			remap[k] = static_cast<std::int64_t>(kept.size());
+			index_.emplace(keys_[k], static_cast<std::uint32_t>(kept.size()));
+			kept.push_back(keys_[k]);
 		}
+		k = static_cast<std::uint32_t>(remap[k]);
+	};
+	for (auto &e : entries_) {
+		for (auto &v : e.values)
+			move_key(v.key);
+		for (auto &h : e.hists)
+			move_key(h.key);
+		for (auto &k : e.notes)
+			move_key(k);
+		for (auto &k : e.from_zero)
+			move_key(k);
+	}
 	keys_ = std::move(kept);
 }
 
-std::string encode_history(const History &h)
+std::string encode_history(const History &h, const std::vector<std::string> &claimed, bool keep_cpu)
 {
 	std::string out = "hwsig-history\t1\n";
 	char num[64];
-	for (const auto &e : h.entries()) {
-		std::snprintf(num, sizeof(num), "%.17g", e.interval_s);
-		out += "I\t" + std::to_string(e.realtime_ns) + "\t" + num + "\n";
-		for (const auto &[k, v] : e.values) {
-			const auto &key = h.key(k);
-			std::snprintf(num, sizeof(num), "%.17g", v);
-			// Ids and scopes hold no tabs or newlines (catalog ids; VM
-			// names are escaped by the snapshot wire, not here): replace
-			// them rather than let a VM name break the line structure.
-			std::string scope = key.scope;
-			for (char &c : scope)
-				if (c == '\t' || c == '\n')
-					c = ' ';
-			out += "V\t" + key.id + "\t" + scope + "\t" + num + "\n";
+	if (h.snapshots() >= 2) {
+		hwsig::Snapshot prev = h.snapshot(0);
+		for (std::size_t i = 1; i < h.snapshots(); ++i) {
+			hwsig::Snapshot cur = h.snapshot(i);
+			hwsig::Interval iv = hwsig::derive(prev, cur, claimed);
+			std::snprintf(num, sizeof(num), "%.17g", iv.interval_s);
+			out += "I\t" + std::to_string(iv.realtime_ns) + "\t" + num + "\n";
+			for (const auto &m : iv.metrics) {
+				if (!keep_cpu && per_cpu_scope(m.scope))
+					continue;
+				std::snprintf(num, sizeof(num), "%.17g", m.value);
+				// Ids and scopes hold no tabs or newlines (catalog ids;
+				// VM names are escaped by the snapshot wire, not here):
+				// replace them rather than let a VM name break the lines.
+				std::string scope = m.scope;
+				for (char &c : scope)
+					if (c == '\t' || c == '\n')
+						c = ' ';
+				out += "V\t" + m.id + "\t" + scope + "\t" + num + "\n";
+			}
+			prev = std::move(cur);
 		}
 	}
 	out += "end\n";

@@ -1,53 +1,78 @@
-// The last N intervals, in memory and bounded: what the flight recorder
-// dumps and replays. Values are kept against an interned (id, scope) table
-// so that an interval costs 12 bytes a metric, not a map of strings.
+// The last N snapshots, in memory and bounded: what the flight recorder
+// dumps and replays. A snapshot is kept as it was taken (counters, gauges,
+// histograms, unavailable notes), not as derived values: deriving costs
+// more than keeping (hwsigd derives only when an answer needs it), and a
+// replay derives exactly what live derivation did. Names, scopes and notes
+// are interned, so that a kept value costs 24 bytes and a histogram its
+// non-empty slots, not maps of strings.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "hwsig/derive.h"
+#include "hwsig/snapshot.h"
 
 namespace hwsigd {
 
 class History {
 public:
-	struct Key {
-		std::string id, scope;
-	};
-	struct Entry {
-		std::uint64_t realtime_ns = 0; // end of the interval
-		double interval_s = 0;
-		std::vector<std::pair<std::uint32_t, double>> values; // key index, value
-	};
-
+	// capacity: intervals, so capacity + 1 snapshots are kept.
 	explicit History(std::size_t capacity) : capacity_(capacity) {}
-	// keep_cpu: keep cpu:N scopes too (per-CPU export on).
-	void add(const hwsig::Interval &iv, bool keep_cpu);
+	// keep_cpu: keep cpu:N scopes too (per-CPU export on). Without, a
+	// 256-CPU host's per-CPU series would be most of the memory.
+	void add(const hwsig::Snapshot &s, bool keep_cpu);
 	void set_capacity(std::size_t capacity);
-	std::size_t size() const { return entries_.size(); }
+	// Intervals held (snapshots - 1).
+	std::size_t size() const { return entries_.empty() ? 0 : entries_.size() - 1; }
 	std::size_t capacity() const { return capacity_; }
-	const std::deque<Entry> &entries() const { return entries_; }
-	const Key &key(std::uint32_t index) const { return keys_[index]; }
+	std::size_t snapshots() const { return entries_.size(); }
+	// The i-th kept snapshot, oldest first, rebuilt.
+	hwsig::Snapshot snapshot(std::size_t i) const;
 	std::size_t key_count() const { return keys_.size(); }
 
 private:
-	std::uint32_t intern(const std::string &id, const std::string &scope);
+	struct Value {
+		std::uint32_t key = 0;
+		bool gauge = false;
+		double value = 0;
+		double running_fraction = 1.0;
+	};
+	struct Hist {
+		std::uint32_t key = 0;
+		hwsig::Histogram::Layout layout = hwsig::Histogram::Layout::Log2;
+		std::uint32_t slots = 0;                                 // counts.size()
+		std::vector<std::pair<std::uint32_t, std::uint64_t>> used; // non-empty slots
+	};
+	struct Entry {
+		std::uint64_t mono_ns = 0, realtime_ns = 0;
+		std::vector<Value> values;
+		std::vector<Hist> hists;
+		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
+		std::vector<std::uint32_t> from_zero; // keys of series names
+	};
+
+	// Strings joined with '\0': "name\0scope\0source", "id\0scope\0reason",
+	// or a bare series name.
+	std::uint32_t intern(std::string key);
+	const std::string &text(std::uint32_t key) const { return keys_[key]; }
+	void trim();
 	void compact_keys();
 
 	std::size_t capacity_;
 	std::deque<Entry> entries_;
-	std::vector<Key> keys_;
-	std::unordered_map<std::string, std::uint32_t> index_; // id + '\0' + scope
+	std::vector<std::string> keys_;
+	std::unordered_map<std::string, std::uint32_t> index_;
 };
 
 // The local socket's answer to "history": a version line, then per
 // interval "I <TAB> realtime_ns <TAB> interval_s" and its "V <TAB> id <TAB>
-// scope <TAB> value" lines, oldest first, then "end".
-std::string encode_history(const History &h);
+// scope <TAB> value" lines, oldest first, then "end". Intervals are
+// derived here, from consecutive kept snapshots; claimed: the sources'
+// metric ids (as for derive()); keep_cpu as for add().
+std::string encode_history(const History &h, const std::vector<std::string> &claimed, bool keep_cpu);
 
 } // namespace hwsigd

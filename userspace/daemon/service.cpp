@@ -66,7 +66,11 @@ hwsig::SourceOptions source_options(const Config &cfg)
 struct Published {
 	std::uint64_t seq = 0;
 	std::shared_ptr<const hwsig::Snapshot> snapshot; // also the loop's previous one
-	std::vector<hwsig::UnavailableNote> unavailable;
+	// The notes of what cannot be measured come from derive() of the
+	// interval prev -> snapshot: derived by the first scrape that renders
+	// this state (scrapes come every 15-60 s, snapshots every second).
+	std::shared_ptr<const hwsig::Snapshot> prev;
+	std::shared_ptr<const std::vector<std::string>> claimed;
 	std::vector<hwsig::Vm> vms;
 	std::vector<hwsig::SelfMetric> self;
 	bool per_cpu = false;
@@ -90,9 +94,13 @@ public:
 			return {503, "text/plain; charset=utf-8", "hwsigd: no snapshot yet\n"};
 		if (cache_[i].seq != latest_->seq || cache_[i].body.empty()) {
 			const std::uint64_t start = mono_now();
+			if (unavailable_seq_ != latest_->seq) {
+				unavailable_ = hwsig::derive(*latest_->prev, *latest_->snapshot, *latest_->claimed).unavailable;
+				unavailable_seq_ = latest_->seq;
+			}
 			hwsig::ExportInput in;
 			in.snapshot = latest_->snapshot.get();
-			in.unavailable = &latest_->unavailable;
+			in.unavailable = &unavailable_;
 			in.vms = &latest_->vms;
 			in.per_cpu = latest_->per_cpu;
 			in.version = HWSIG_VERSION;
@@ -116,6 +124,8 @@ private:
 	std::mutex mu_;
 	std::shared_ptr<const Published> latest_;
 	Cached cache_[2];
+	std::uint64_t unavailable_seq_ = 0; // the state unavailable_ was derived for
+	std::vector<hwsig::UnavailableNote> unavailable_;
 	double last_render_s_ = 0;
 };
 
@@ -138,7 +148,7 @@ public:
 private:
 	bool start();
 	void tick(std::uint64_t deadline);
-	void publish(std::shared_ptr<const hwsig::Snapshot> cur, const hwsig::Interval &iv);
+	void publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur);
 	void reload();
 	std::string answer_local(const std::string &request);
 	void watchdog(std::uint64_t now);
@@ -149,6 +159,7 @@ private:
 	std::mutex sampler_mu_; // the loop and the local socket both take snapshots
 	std::unique_ptr<hwsig::Sampler> sampler_;
 	std::vector<std::string> claimed_;
+	std::shared_ptr<const std::vector<std::string>> claimed_shared_; // the same, for Published
 	std::shared_ptr<const hwsig::Snapshot> prev_;
 	// On-demand snapshots for the local socket, at most one per
 	// kMinFreshNs: a reader asking in a loop gets the same answer
@@ -172,6 +183,7 @@ bool Service::start()
 		kmod_ = std::make_unique<KmodOwnership>(cfg_);
 		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
 		claimed_ = sampler_->claimed_ids();
+		claimed_shared_ = std::make_shared<const std::vector<std::string>>(claimed_);
 		// Bind first: an address in use or a live daemon on the socket
 		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
@@ -185,6 +197,10 @@ bool Service::start()
 		{
 			std::lock_guard lock(sampler_mu_);
 			prev_ = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+		}
+		{
+			std::lock_guard lock(history_mu_);
+			history_.add(*prev_, cfg_.per_cpu);
 		}
 		kmod_->after_attach();
 	} catch (const std::exception &e) {
@@ -207,8 +223,13 @@ std::string Service::answer_local(const std::string &request)
 		return fresh_text_;
 	}
 	if (request == "history") {
-		std::lock_guard lock(history_mu_);
-		return encode_history(history_);
+		// Derived from a copy: the loop keeps adding meanwhile.
+		History copy(0);
+		{
+			std::lock_guard lock(history_mu_);
+			copy = history_;
+		}
+		return encode_history(copy, claimed_, cfg_.per_cpu);
 	}
 	if (request == "status") {
 		char buf[128];
@@ -219,12 +240,13 @@ std::string Service::answer_local(const std::string &request)
 	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, status)\n";
 }
 
-void Service::publish(std::shared_ptr<const hwsig::Snapshot> cur, const hwsig::Interval &iv)
+void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur)
 {
 	auto p = std::make_shared<Published>();
 	p->seq = ++seq_;
 	p->snapshot = std::move(cur);
-	p->unavailable = iv.unavailable;
+	p->prev = std::move(prev);
+	p->claimed = claimed_shared_;
 	p->per_cpu = cfg_.per_cpu;
 	{
 		// vms() is the sampler's: read it under its lock.
@@ -268,13 +290,13 @@ void Service::tick(std::uint64_t deadline)
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
-	hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
 	{
 		std::lock_guard lock(history_mu_);
-		history_.add(iv, cfg_.per_cpu);
+		history_.add(*cur, cfg_.per_cpu);
 	}
+	auto prev = std::move(prev_);
 	prev_ = cur;
-	publish(std::move(cur), iv);
+	publish(std::move(prev), std::move(cur));
 }
 
 void Service::reload()
