@@ -85,6 +85,22 @@ def one_copy():
         r.check("... with values for the scheduler and PSI ids in both", steady <= valued_ids(via) and
                 steady <= valued_ids(alone), f"via {sorted(steady - valued_ids(via))} missing, alone "
                 f"{sorted(steady - valued_ids(alone))} missing")
+        # The history keeps snapshots and derives on request: histograms
+        # (run-queue percentiles) and counter deltas must survive the
+        # round trip through its compact store.
+        text = d.request("history")
+        intervals, cur = [], None
+        for line in text.splitlines():
+            f = line.split("\t")
+            if f[0] == "I":
+                cur = {"_s": float(f[2])}
+                intervals.append(cur)
+            elif f[0] == "V" and f[2] == "system":
+                cur[f[1]] = float(f[3])
+        kept = [iv for iv in intervals if "sched.runq_wait_p50_us" in iv and iv.get("sched.involuntary_ctxsw_ps", 0) > 0]
+        r.check("history derives every kept interval: run-queue p50 and involuntary switches/s in each",
+                len(intervals) >= 3 and len(kept) == len(intervals) and
+                all(0.8 < iv["_s"] < 1.5 for iv in intervals[1:]), f"{len(kept)} of {len(intervals)}: {intervals[:2]}")
         p = subprocess.run([HWSIGCTL, "stat", "-c", "1", "-i", "0.2", "-v"], env=env, capture_output=True,
                            text=True, timeout=60)
         r.check("stat -v says where its snapshots come from", f"snapshots from hwsigd (pid {d.proc.pid})" in
