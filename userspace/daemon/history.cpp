@@ -17,18 +17,6 @@ bool per_cpu_scope(std::string_view scope)
 	return scope.rfind("cpu:", 0) == 0;
 }
 
-std::string joined(std::string_view a, std::string_view b, std::string_view c)
-{
-	std::string k;
-	k.reserve(a.size() + b.size() + c.size() + 2);
-	k += a;
-	k += '\0';
-	k += b;
-	k += '\0';
-	k += c;
-	return k;
-}
-
 // The three parts of a joined key.
 struct Parts {
 	std::string_view a, b, c;
@@ -44,12 +32,31 @@ Parts split3(const std::string &k)
 
 } // namespace
 
-std::uint32_t History::intern(std::string key)
+std::uint32_t History::intern(std::string_view name)
 {
-	auto [it, added] = index_.try_emplace(std::move(key), static_cast<std::uint32_t>(keys_.size()));
-	if (added)
-		keys_.push_back(it->first);
-	return it->second;
+	scratch_.assign(name);
+	return intern_scratch();
+}
+
+std::uint32_t History::intern3(std::string_view a, std::string_view b, std::string_view c)
+{
+	scratch_.assign(a);
+	scratch_ += '\0';
+	scratch_ += b;
+	scratch_ += '\0';
+	scratch_ += c;
+	return intern_scratch();
+}
+
+std::uint32_t History::intern_scratch()
+{
+	auto it = index_.find(std::string_view(scratch_));
+	if (it != index_.end())
+		return it->second;
+	const auto index = static_cast<std::uint32_t>(keys_.size());
+	index_.emplace(scratch_, index);
+	keys_.push_back(scratch_);
+	return index;
 }
 
 void History::add(const hwsig::Snapshot &s, bool keep_cpu)
@@ -60,18 +67,18 @@ void History::add(const hwsig::Snapshot &s, bool keep_cpu)
 	for (const auto &[name, series] : s.counters())
 		for (const auto &[scope, point] : series.by_scope)
 			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({intern(joined(name, scope, series.source)), false, point.value,
+				e.values.push_back({intern3(name, scope, series.source), false, point.value,
 						    point.running_fraction});
 	for (const auto &[name, series] : s.gauges())
 		for (const auto &[scope, value] : series.by_scope)
 			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({intern(joined(name, scope, series.source)), true, value, 1.0});
+				e.values.push_back({intern3(name, scope, series.source), true, value, 1.0});
 	for (const auto &[name, series] : s.histograms())
 		for (const auto &[scope, hist] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
 				continue;
 			Hist h;
-			h.key = intern(joined(name, scope, series.source));
+			h.key = intern3(name, scope, series.source);
 			h.layout = hist.layout;
 			h.slots = static_cast<std::uint32_t>(hist.counts.size());
 			for (std::size_t i = 0; i < hist.counts.size(); ++i)
@@ -81,7 +88,7 @@ void History::add(const hwsig::Snapshot &s, bool keep_cpu)
 		}
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
-			e.notes.push_back(intern(joined(n.id, n.scope, n.reason)));
+			e.notes.push_back(intern3(n.id, n.scope, n.reason));
 	for (const auto &name : s.from_zero())
 		e.from_zero.push_back(intern(name));
 	entries_.push_back(std::move(e));

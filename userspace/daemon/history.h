@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -56,16 +57,24 @@ private:
 	};
 
 	// Strings joined with '\0': "name\0scope\0source", "id\0scope\0reason",
-	// or a bare series name.
-	std::uint32_t intern(std::string key);
+	// or a bare series name. Joined in one reused buffer and looked up as
+	// a view: no allocation for a key already held.
+	std::uint32_t intern(std::string_view name);
+	std::uint32_t intern3(std::string_view a, std::string_view b, std::string_view c);
+	std::uint32_t intern_scratch(); // the key in scratch_
 	const std::string &text(std::uint32_t key) const { return keys_[key]; }
 	void trim();
 	void compact_keys();
 
 	std::size_t capacity_;
 	std::deque<Entry> entries_;
+	struct ViewHash {
+		using is_transparent = void;
+		std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+	};
 	std::vector<std::string> keys_;
-	std::unordered_map<std::string, std::uint32_t> index_;
+	std::unordered_map<std::string, std::uint32_t, ViewHash, std::equal_to<>> index_;
+	std::string scratch_;
 };
 
 // The local socket's answer to "history": a version line, then per
