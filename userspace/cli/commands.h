@@ -13,6 +13,8 @@ int cmd_stat(const std::vector<std::string> &args);
 int cmd_vms(const std::vector<std::string> &args);
 int cmd_kmod(const std::vector<std::string> &args);
 int cmd_hist(const std::vector<std::string> &args);
+int cmd_dump(const std::vector<std::string> &args);
+int cmd_replay(const std::vector<std::string> &args);
 
 // Shared helpers for subcommands.
 // Prints "hwsigctl <cmd>: <msg>" and a hint to --help; returns 2.

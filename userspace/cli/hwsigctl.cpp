@@ -21,6 +21,8 @@ const Command kCommands[] = {
 	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
 	{"kmod", hwsigctl::cmd_kmod, "hwsig.ko: info|status|start|stop|records"},
 	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio|vhost"},
+	{"dump", hwsigctl::cmd_dump, "write hwsigd's last minutes to a file (the flight recorder)"},
+	{"replay", hwsigctl::cmd_replay, "show a dump's intervals as 'stat' would"},
 };
 
 void print_help()

@@ -161,7 +161,10 @@ std::string parse_all(const std::vector<std::string> &args, Config &c, bool *hel
 		("help,h", "this help")
 		("version", "print the version")
 		("config", po::value<std::string>(&c.config_file)->default_value(c.config_file),
-		 "configuration file (absent: defaults)");
+		 "configuration file (absent: defaults)")
+		("print-intervals", po::bool_switch(&c.print_intervals),
+		 "write each interval to standard output as a JSON line, as 'hwsigctl stat --format json' "
+		 "prints it (costs a derivation per interval)");
 	cl.add(keys);
 	po::options_description hidden;
 	hidden.add_options()

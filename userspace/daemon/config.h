@@ -17,11 +17,12 @@ struct Config {
 	bool per_cpu = false;                   // cpu="N" series in /metrics
 	std::string pmu = "kmod";               // kmod (perf fallback) | perf | off
 	std::vector<std::string> bpf = {"sched", "block", "vhost"}; // or {"none"}
-	unsigned history = 600;                 // intervals kept in memory
+	unsigned history = 900;                 // intervals kept in memory (15 min at 1 s)
 	std::string socket = "/run/hwsig/hwsigd.sock"; // hwsigctl's local socket
 	std::string socket_group = "hwsig";     // may read the socket without root
 	std::string log_level = "info";         // error | warning | info | debug
 	std::string root = "/";                 // prefix for /proc and /sys (tests)
+	bool print_intervals = false;           // each interval as a JSON line on stdout
 };
 
 // Parses argv, then the configuration file it names (or the default one,

@@ -59,9 +59,24 @@ std::uint32_t History::intern_scratch()
 	return index;
 }
 
-void History::add(const hwsig::Snapshot &s, bool keep_cpu)
+static bool same_vms(const std::vector<hwsig::Vm> &a, const std::vector<hwsig::Vm> &b)
+{
+	if (a.size() != b.size())
+		return false;
+	for (std::size_t i = 0; i < a.size(); ++i)
+		if (a[i].pid != b[i].pid || a[i].name != b[i].name || a[i].vcpu_tids != b[i].vcpu_tids ||
+		    a[i].vhost_tids != b[i].vhost_tids || a[i].taps != b[i].taps)
+			return false;
+	return true;
+}
+
+void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, bool keep_cpu)
 {
 	Entry e;
+	if (!entries_.empty() && same_vms(*entries_.back().vms, vms))
+		e.vms = entries_.back().vms;
+	else
+		e.vms = std::make_shared<const std::vector<hwsig::Vm>>(vms);
 	e.mono_ns = s.mono_ns;
 	e.realtime_ns = s.realtime_ns;
 	for (const auto &[name, series] : s.counters())

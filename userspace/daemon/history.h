@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 
 #include "hwsig/derive.h"
 #include "hwsig/snapshot.h"
+#include "hwsig/vm.h"
 
 namespace hwsigd {
 
@@ -25,7 +27,7 @@ public:
 	explicit History(std::size_t capacity) : capacity_(capacity) {}
 	// keep_cpu: keep cpu:N scopes too (per-CPU export on). Without, a
 	// 256-CPU host's per-CPU series would be most of the memory.
-	void add(const hwsig::Snapshot &s, bool keep_cpu);
+	void add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, bool keep_cpu);
 	void set_capacity(std::size_t capacity);
 	// Intervals held (snapshots - 1).
 	std::size_t size() const { return entries_.empty() ? 0 : entries_.size() - 1; }
@@ -33,6 +35,8 @@ public:
 	std::size_t snapshots() const { return entries_.size(); }
 	// The i-th kept snapshot, oldest first, rebuilt.
 	hwsig::Snapshot snapshot(std::size_t i) const;
+	const std::vector<hwsig::Vm> &vms(std::size_t i) const { return *entries_.at(i).vms; }
+	std::uint64_t mono_ns(std::size_t i) const { return entries_.at(i).mono_ns; }
 	std::size_t key_count() const { return keys_.size(); }
 
 private:
@@ -54,6 +58,9 @@ private:
 		std::vector<Hist> hists;
 		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
 		std::vector<std::uint32_t> from_zero; // keys of series names
+		// The VMs seen with it: shared with the entry before while the
+		// list does not change (it changes when a VM starts or stops).
+		std::shared_ptr<const std::vector<hwsig::Vm>> vms;
 	};
 
 	// Strings joined with '\0': "name\0scope\0source", "id\0scope\0reason",

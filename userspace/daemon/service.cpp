@@ -14,12 +14,14 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "dump.h"
 #include "history.h"
 #include "http_server.h"
 #include "kmod_owner.h"
 #include "local_server.h"
 #include "log.h"
 #include "hwsig/derive.h"
+#include "hwsig/render.h"
 #include "hwsig/render_prometheus.h"
 #include "hwsig/sampler.h"
 #include "hwsig/snapshot_wire.h"
@@ -194,13 +196,15 @@ bool Service::start()
 			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
 							       [this](const std::string &r) { return answer_local(r); });
 		// Collectors attach on their first collect: READY comes after it.
+		std::vector<hwsig::Vm> vms;
 		{
 			std::lock_guard lock(sampler_mu_);
 			prev_ = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+			vms = sampler_->vms();
 		}
 		{
 			std::lock_guard lock(history_mu_);
-			history_.add(*prev_, cfg_.per_cpu);
+			history_.add(*prev_, vms, cfg_.per_cpu);
 		}
 		kmod_->after_attach();
 	} catch (const std::exception &e) {
@@ -222,6 +226,21 @@ std::string Service::answer_local(const std::string &request)
 		}
 		return fresh_text_;
 	}
+	if (request == "dump" || request.rfind("dump ", 0) == 0) {
+		double seconds = 0;
+		if (request.size() > 5 && !parse_seconds(request.substr(5), seconds))
+			return "error\tdump: '" + request.substr(5, 32) + "' is not a number of seconds\n";
+		History copy(0);
+		{
+			std::lock_guard lock(history_mu_);
+			copy = history_;
+		}
+		try {
+			return make_dump(copy, cfg_, claimed_, seconds, "request");
+		} catch (const std::exception &e) {
+			return std::string("error\tdump: ") + e.what() + "\n";
+		}
+	}
 	if (request == "history") {
 		// Derived from a copy: the loop keeps adding meanwhile.
 		History copy(0);
@@ -237,7 +256,7 @@ std::string Service::answer_local(const std::string &request)
 			      kmod_ && kmod_->uses_module() ? 1 : 0, interval_s_.load());
 		return buf;
 	}
-	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, status)\n";
+	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, dump [SECONDS], status)\n";
 }
 
 void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur)
@@ -287,12 +306,15 @@ void Service::tick(std::uint64_t deadline)
 	{
 		std::lock_guard lock(sampler_mu_);
 		cur = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+		std::lock_guard hlock(history_mu_);
+		history_.add(*cur, sampler_->vms(), cfg_.per_cpu);
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
-	{
-		std::lock_guard lock(history_mu_);
-		history_.add(*cur, cfg_.per_cpu);
+	if (cfg_.print_intervals) {
+		hwsig::RenderOptions o;
+		std::printf("%s\n", hwsig::render_json(hwsig::derive(*prev_, *cur, claimed_), o).c_str());
+		std::fflush(stdout);
 	}
 	auto prev = std::move(prev_);
 	prev_ = cur;

@@ -4,6 +4,7 @@
 #include "hwsig/daemon_client.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -96,6 +97,13 @@ std::string DaemonClient::request(const std::string &what) const
 SharedSnapshot DaemonClient::snapshot() const
 {
 	return decode_snapshot(request("snapshot"));
+}
+
+std::string DaemonClient::dump(double seconds) const
+{
+	char what[48];
+	std::snprintf(what, sizeof(what), "dump %.3f", seconds);
+	return request(what);
 }
 
 DaemonStatus DaemonClient::status() const

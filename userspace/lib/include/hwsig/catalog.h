@@ -37,6 +37,10 @@ struct MetricDef {
 };
 
 const std::vector<MetricDef> &catalog();
+
+// Bumped whenever a metric id's definition changes (or an id goes): a dump
+// says which catalog its numbers follow (Documentation/dump-format.rst).
+inline constexpr int kCatalogVersion = 1;
 // Ids of the catalog's metrics whose rule reads at least one of these
 // series, in catalog order: what a source feeds (Source::provides) and
 // what a missing series leaves unmeasured come from the rules, not from a

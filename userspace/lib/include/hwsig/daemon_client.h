@@ -28,6 +28,8 @@ public:
 	// A fresh snapshot taken by the daemon now. Throws Error.
 	SharedSnapshot snapshot() const;
 	DaemonStatus status() const;
+	// The dump file's bytes of the last `seconds` of its history (0: all).
+	std::string dump(double seconds) const;
 	const std::string &path() const { return path_; }
 
 private:

@@ -1,0 +1,41 @@
+// The flight recorder's file: what hwsigd kept of the last minutes, with
+// the facts needed to read it on another machine later
+// (Documentation/dump-format.rst). One zstd frame holding tab-separated
+// lines; each snapshot is the local socket's snapshot wire, length-framed.
+// The reader refuses anything it cannot vouch for with one message naming
+// the file and what is wrong: a dump is read long after, elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hwsig/snapshot_wire.h"
+
+namespace hwsig {
+
+inline constexpr int kDumpVersion = 1;
+// A dump larger than this, compressed or not, is refused (a 15-minute
+// dump of a 256-CPU host with per-CPU series is a few tens of MiB).
+inline constexpr std::size_t kDumpMaxBytes = 512u << 20;
+
+struct DumpContents {
+	int version = kDumpVersion;
+	// Host facts, in order: kernel, cpu, hwsig version, interval, ...
+	std::vector<std::pair<std::string, std::string>> facts;
+	std::string trigger;         // "request", "SIGUSR1", a rule's text
+	std::uint64_t created_ns = 0; // wall clock when it was written
+	std::vector<SharedSnapshot> snapshots; // oldest first
+	const std::string *fact(std::string_view key) const;
+};
+
+// The file's bytes (compressed).
+std::string encode_dump(const DumpContents &dump);
+// name: how errors call the input (its path). Throws hwsig::Error.
+DumpContents decode_dump(std::string_view bytes, const std::string &name);
+// Reads and decodes a file. Throws hwsig::Error.
+DumpContents read_dump_file(const std::string &path);
+
+} // namespace hwsig
