@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <memory>
 
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
@@ -111,6 +112,24 @@ std::string decompress(std::string_view bytes, const std::string &name)
 
 } // namespace
 
+std::string compress_dump_text(std::string_view text)
+{
+	std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+	if (!cctx)
+		throw Error("compressing the dump: out of memory");
+	// Level 3 (zstd's default): a 15-minute dump compresses in well under
+	// the 2 s a dump may take. The frame's checksum makes a flipped bit a
+	// "corrupted" error instead of wrong numbers.
+	ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+	std::string out(ZSTD_compressBound(text.size()), '\0');
+	std::size_t n = ZSTD_compress2(cctx.get(), out.data(), out.size(), text.data(), text.size());
+	if (ZSTD_isError(n))
+		throw Error(std::string("compressing the dump: ") + ZSTD_getErrorName(n));
+	out.resize(n);
+	return out;
+}
+
 const std::string *DumpContents::fact(std::string_view key) const
 {
 	for (const auto &[k, v] : facts)
@@ -134,14 +153,7 @@ std::string encode_dump(const DumpContents &dump)
 		text += '\n';
 	}
 	text += "end\n";
-	std::string out(ZSTD_compressBound(text.size()), '\0');
-	// Level 3 (zstd's default): a 15-minute dump compresses in well under
-	// the 2 s a dump may take; higher levels cost more than they save.
-	std::size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3);
-	if (ZSTD_isError(n))
-		throw Error(std::string("compressing the dump: ") + ZSTD_getErrorName(n));
-	out.resize(n);
-	return out;
+	return compress_dump_text(text);
 }
 
 DumpContents decode_dump(std::string_view bytes, const std::string &name)

@@ -33,6 +33,9 @@ struct DumpContents {
 
 // The file's bytes (compressed).
 std::string encode_dump(const DumpContents &dump);
+// The container alone: text in one checksummed zstd frame (tests build
+// damaged dumps with it).
+std::string compress_dump_text(std::string_view text);
 // name: how errors call the input (its path). Throws hwsig::Error.
 DumpContents decode_dump(std::string_view bytes, const std::string &name);
 // Reads and decodes a file. Throws hwsig::Error.
