@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""The flight recorder's dump (Documentation/dump-format.rst): a dump of the
+daemon's history replays to exactly the JSON lines the daemon printed live
+for the same intervals; --last bounds it; a failed write (unwritable
+directory, full disk) says why, leaves nothing behind and leaves the daemon
+sampling; no daemon, and damaged files, are refused with the file named."""
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES
+
+r = Results("test_dump")
+root = os.geteuid() == 0
+
+
+def ctl(args, env):
+    return subprocess.run([HWSIGCTL] + args, env=env, capture_output=True, text=True, timeout=60)
+
+
+def live_lines(d):
+    return [line for line in d.log_text().splitlines() if line.startswith("{")]
+
+
+def golden_and_failures():
+    if not r.check("root (BPF collectors, a tmpfs for the full disk)", root):
+        return
+    work = tempfile.mkdtemp(prefix="hwsig-dump-test-")
+    d = Daemon(["--pmu", "perf", "--interval", "0.5", "--print-intervals"])
+    try:
+        r.check("hwsigd ready", d.ready(60), d.log_text()[-300:])
+        time.sleep(4)
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        path = os.path.join(work, "all.hwsd")
+        p = ctl(["dump", "-o", path], env)
+        r.check("dump of the whole history: exit 0, says what it wrote", p.returncode == 0 and
+                f"{path} written" in p.stderr, p.stderr.strip())
+        live = live_lines(d)
+        p = ctl(["replay", path, "--format", "json"], env)
+        replayed = p.stdout.splitlines()
+        # The live lines printed before the dump are the dump's intervals
+        # (the daemon may have printed one more since).
+        same = [line for line in replayed if line in live]
+        r.check("replay --format json: every line identical to one hwsigd printed live (>= 6 intervals)",
+                p.returncode == 0 and len(replayed) >= 6 and len(same) == len(replayed),
+                f"{len(same)} of {len(replayed)} identical, {len(live)} live")
+        ids = {m["id"] for line in replayed for m in json.loads(line)["metrics"]}
+        r.check("... with BPF histogram percentiles and rates in them",
+                {"sched.runq_wait_p50_us", "sched.involuntary_ctxsw_ps"} <= ids, str(sorted(ids))[:200])
+        p = ctl(["replay", path], env)
+        r.check("replay as tables: one per interval", p.returncode == 0 and
+                p.stdout.count("interval ") >= len(replayed), p.stderr.strip())
+        p = ctl(["replay", path, "--info"], env)
+        facts = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+        r.check("replay --info: version, trigger and host facts", facts.get("format") == "1" and
+                facts.get("trigger") == "request" and facts.get("kernel", "").startswith(os.uname().release) and
+                facts.get("catalog_version") == "1" and facts.get("interval_s") == "0.5", str(facts))
+
+        short = os.path.join(work, "last.hwsd")
+        p = ctl(["dump", "--last", "1s", "-o", short], env)
+        q = ctl(["replay", short, "--format", "json"], env)
+        n = len(q.stdout.splitlines())
+        r.check("dump --last 1s at 0.5 s: two or three intervals", p.returncode == 0 and 2 <= n <= 3,
+                f"{n} intervals; {p.stderr.strip()} {q.stderr.strip()}")
+
+        p = ctl(["dump", "--last", "soon", "-o", short], env)
+        r.check("dump --last soon: usage error (exit 2) naming the value", p.returncode == 2 and
+                "'soon' is not a duration" in p.stderr, p.stderr.strip())
+
+        p = ctl(["dump", "-o", "/proc/hwsig.hwsd"], env)
+        r.check("an unwritable place: exit 1 with the reason", p.returncode == 1 and
+                "/proc/hwsig.hwsd" in p.stderr, p.stderr.strip())
+
+        full = os.path.join(work, "full")
+        os.mkdir(full)
+        if r.check("a 16 KiB tmpfs for the full disk", subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", full]).returncode == 0):
+            try:
+                with open(os.path.join(full, "filler"), "wb") as f:
+                    try:
+                        f.write(b"x" * 65536)
+                    except OSError:
+                        pass
+                p = ctl(["dump", "-o", os.path.join(full, "d.hwsd")], env)
+                left = sorted(os.listdir(full))
+                r.check("a full disk: exit 1, 'No space left on device', nothing left behind",
+                        p.returncode == 1 and "No space left on device" in p.stderr and left == ["filler"],
+                        f"{p.stderr.strip()}; left {left}")
+            finally:
+                subprocess.run(["umount", full])
+        before = d.request("status")
+        time.sleep(1.2)
+        n1 = len(live_lines(d))
+        time.sleep(1.1)
+        r.check("the daemon keeps sampling after the failed dumps", d.proc.poll() is None and
+                len(live_lines(d)) >= n1 + 2 and before.startswith("hwsigd\t"), f"{n1} -> {len(live_lines(d))}")
+    finally:
+        d.stop()
+        d.close()
+
+
+def encode_truncated():
+    """A real dump (from the fixture host) cut short by a quarter."""
+    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"),
+                "--pmu", "off", "--bpf", "none", "--interval", "0.05"])
+    try:
+        d.ready(20)
+        time.sleep(0.5)
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        path = os.path.join(tempfile.mkdtemp(prefix="hwsig-dump-test-"), "whole.hwsd")
+        ctl(["dump", "-o", path], env)
+        data = open(path, "rb").read()
+        return data[: len(data) * 3 // 4]
+    finally:
+        d.stop()
+        d.close()
+
+
+def no_daemon_and_bad_files():
+    work = tempfile.mkdtemp(prefix="hwsig-dump-test-")
+    env = dict(os.environ, HWSIG_SOCKET=os.path.join(work, "nobody.sock"))
+    p = ctl(["dump", "-o", os.path.join(work, "x.hwsd")], env)
+    r.check("dump without hwsigd: exit 1, says no hwsigd answers", p.returncode == 1 and
+            "no hwsigd answers" in p.stderr and not os.path.exists(os.path.join(work, "x.hwsd")), p.stderr.strip())
+    def zstd_of(data, piped=False):
+        if piped:  # from a pipe, the frame does not record the content size
+            return subprocess.run(["zstd", "-c", "-q"], input=data, capture_output=True).stdout
+        src = os.path.join(work, "plain")
+        with open(src, "wb") as f:
+            f.write(data)
+        return subprocess.run(["zstd", "-c", "-q", src], capture_output=True).stdout
+
+    cases = {
+        "empty": (b"", "empty file"),
+        "text": (b"hello\n", "no zstd frame"),
+        "gzip": (subprocess.run(["gzip", "-c"], input=b"hwsig-dump\t1\nend\n", capture_output=True).stdout,
+                 "no zstd frame"),
+        "piped-zstd": (zstd_of(b"{}\n", piped=True), "zstd frame does not say its size"),
+        "other-zstd": (zstd_of(b"{}\n"), "a zstd file, but not hwsig's"),
+        "future": (zstd_of(b"hwsig-dump\t7\nend\n"), "newer than this hwsigctl reads"),
+        "truncated": (encode_truncated(), "truncated"),
+    }
+    for name, (data, says) in cases.items():
+        path = os.path.join(work, name + ".hwsd")
+        with open(path, "wb") as f:
+            f.write(data)
+        p = ctl(["replay", path], env)
+        r.check(f"replay of the {name} file: exit 1, one line naming the file and '{says}'",
+                p.returncode == 1 and p.stderr.count("\n") == 1 and path in p.stderr and says in p.stderr,
+                p.stderr.strip())
+    p = ctl(["replay", os.path.join(work, "missing.hwsd")], env)
+    r.check("replay of a missing file: exit 1, No such file", p.returncode == 1 and
+            "No such file or directory" in p.stderr, p.stderr.strip())
+    p = ctl(["replay"], env)
+    r.check("replay without a file: usage error (exit 2)", p.returncode == 2, p.stderr.strip())
+
+
+golden_and_failures()
+no_daemon_and_bad_files()
+raise SystemExit(r.finish())
