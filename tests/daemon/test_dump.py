@@ -125,7 +125,7 @@ def no_daemon_and_bad_files():
     r.check("dump without hwsigd: exit 1, says no hwsigd answers", p.returncode == 1 and
             "no hwsigd answers" in p.stderr and not os.path.exists(os.path.join(work, "x.hwsd")), p.stderr.strip())
     def zstd_of(data, piped=False):
-        if piped:  # from a pipe, the frame does not record the content size
+        if piped:  # from a pipe: a frame without its content size (hwsig writes those too)
             return subprocess.run(["zstd", "-c", "-q"], input=data, capture_output=True).stdout
         src = os.path.join(work, "plain")
         with open(src, "wb") as f:
@@ -137,7 +137,7 @@ def no_daemon_and_bad_files():
         "text": (b"hello\n", "no zstd frame"),
         "gzip": (subprocess.run(["gzip", "-c"], input=b"hwsig-dump\t1\nend\n", capture_output=True).stdout,
                  "no zstd frame"),
-        "piped-zstd": (zstd_of(b"{}\n", piped=True), "zstd frame does not say its size"),
+        "piped-zstd": (zstd_of(b"{}\n", piped=True), "a zstd file, but not hwsig's"),
         "other-zstd": (zstd_of(b"{}\n"), "a zstd file, but not hwsig's"),
         "future": (zstd_of(b"hwsig-dump\t7\nend\n"), "newer than this hwsigctl reads"),
         "truncated": (encode_truncated(), "truncated"),

@@ -63,10 +63,21 @@ std::string refusal(const std::string &bytes)
 	return "";
 }
 
+// The writer streams: its frame does not state the content size.
 std::string decompressed(const std::string &bytes)
 {
-	std::string out(ZSTD_getFrameContentSize(bytes.data(), bytes.size()), '\0');
-	REQUIRE(!ZSTD_isError(ZSTD_decompress(out.data(), out.size(), bytes.data(), bytes.size())));
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	std::string out;
+	ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+	std::size_t left = 1;
+	while (left != 0) {
+		char buf[4096];
+		ZSTD_outBuffer o{buf, sizeof(buf), 0};
+		left = ZSTD_decompressStream(dctx, &o, &in);
+		REQUIRE(!ZSTD_isError(left));
+		out.append(buf, o.pos);
+	}
+	ZSTD_freeDCtx(dctx);
 	return out;
 }
 
@@ -105,7 +116,7 @@ TEST_CASE("dump: foreign, empty and damaged files are refused, naming the file",
 	refused("", "empty file");
 	refused("hwsig-dump\t1\nend\n", "no zstd frame");
 	refused(compress_dump_text("{\"metrics\":[]}\n"), "a zstd file, but not hwsig's");
-	refused(good.substr(0, good.size() - 7), "corrupted or truncated");
+	refused(good.substr(0, good.size() - 7), "truncated");
 	std::string flipped = good;
 	flipped[flipped.size() / 2] ^= 0x20;
 	CHECK(!refusal(flipped).empty()); // the frame checksum, or zstd itself

@@ -94,10 +94,11 @@ std::string make_dump(const History &history, const Config &cfg, const std::vect
 		while (first > 0 && newest - history.mono_ns(first) < span)
 			--first;
 	}
-	d.snapshots.reserve(n - first);
+	hwsig::DumpWriter w;
+	w.begin(d);
 	for (std::size_t i = first; i < n; ++i)
-		d.snapshots.push_back({history.snapshot(i), history.vms(i), claimed});
-	return hwsig::encode_dump(d);
+		w.add(history.snapshot(i), history.vms(i), claimed);
+	return w.finish();
 }
 
 } // namespace hwsigd

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <malloc.h>
 #include <ctime>
 #include <memory>
 #include <mutex>
@@ -235,11 +236,17 @@ std::string Service::answer_local(const std::string &request)
 			std::lock_guard lock(history_mu_);
 			copy = history_;
 		}
+		std::string answer;
 		try {
-			return make_dump(copy, cfg_, claimed_, seconds, "request");
+			answer = make_dump(copy, cfg_, claimed_, seconds, "request");
 		} catch (const std::exception &e) {
-			return std::string("error\tdump: ") + e.what() + "\n";
+			answer = std::string("error\tdump: ") + e.what() + "\n";
 		}
+		// The copy and the rebuilt snapshots are freed: give the pages
+		// back, so that a dump does not leave the daemon's RSS higher.
+		copy = History(0);
+		::malloc_trim(0);
+		return answer;
 	}
 	if (request == "history") {
 		// Derived from a copy: the loop keeps adding meanwhile.

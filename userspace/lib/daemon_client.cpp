@@ -19,9 +19,10 @@ namespace {
 
 constexpr std::size_t kMaxAnswer = 64u << 20; // 4096 CPUs of snapshot fit many times
 constexpr int kTimeoutS = 5;
+constexpr int kDumpTimeoutS = 120;
 
 // -1 with errno when connect fails.
-int connect_unix(const std::string &path)
+int connect_unix(const std::string &path, int timeout_s = kTimeoutS)
 {
 	sockaddr_un addr{};
 	addr.sun_family = AF_UNIX;
@@ -33,7 +34,7 @@ int connect_unix(const std::string &path)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	timeval tv{kTimeoutS, 0};
+	timeval tv{timeout_s, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
@@ -62,9 +63,9 @@ std::unique_ptr<DaemonClient> DaemonClient::connect_if_running(const std::string
 	return std::unique_ptr<DaemonClient>(new DaemonClient(path));
 }
 
-std::string DaemonClient::request(const std::string &what) const
+std::string DaemonClient::request(const std::string &what, int timeout_s) const
 {
-	Fd fd(connect_unix(path_));
+	Fd fd(connect_unix(path_, timeout_s));
 	if (!fd)
 		throw_errno("connecting to hwsigd at " + path_);
 	std::string line = what + "\n";
@@ -78,7 +79,7 @@ std::string DaemonClient::request(const std::string &what) const
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN)
-				throw Error("hwsigd did not answer within " + std::to_string(kTimeoutS) + " s");
+				throw Error("hwsigd did not answer within " + std::to_string(timeout_s) + " s");
 			throw_errno("reading hwsigd's " + what);
 		}
 		if (n == 0)
@@ -103,7 +104,8 @@ std::string DaemonClient::dump(double seconds) const
 {
 	char what[48];
 	std::snprintf(what, sizeof(what), "dump %.3f", seconds);
-	return request(what);
+	// Minutes of a large host's per-CPU history take seconds to encode.
+	return request(what, kDumpTimeoutS);
 }
 
 DaemonStatus DaemonClient::status() const

@@ -86,48 +86,107 @@ template <typename T> bool number(std::string_view s, T &out)
 	return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
+// Streams the frame out (the content size may be absent: the writer
+// streams too), bounded by kDumpMaxBytes.
 std::string decompress(std::string_view bytes, const std::string &name)
 {
 	if (bytes.empty())
 		throw Error(name + ": empty file, not an hwsig dump");
 	if (bytes.size() < 4 || std::string_view(bytes.data(), 4) != std::string_view(reinterpret_cast<const char *>(kZstdMagic), 4))
 		throw Error(name + ": not an hwsig dump (no zstd frame at its start)");
-	unsigned long long size = ZSTD_getFrameContentSize(bytes.data(), bytes.size());
-	if (size == ZSTD_CONTENTSIZE_ERROR)
-		throw Error(name + ": corrupted: its zstd frame header is not valid");
-	if (size == ZSTD_CONTENTSIZE_UNKNOWN)
-		throw Error(name + ": not an hwsig dump (its zstd frame does not say its size)");
-	if (size > kDumpMaxBytes)
-		throw Error(name + ": says it holds " + std::to_string(size >> 20) + " MiB, more than the " +
-			    std::to_string(kDumpMaxBytes >> 20) + " MiB a dump may");
-	std::string out(static_cast<std::size_t>(size), '\0');
-	std::size_t got = ZSTD_decompress(out.data(), out.size(), bytes.data(), bytes.size());
-	if (ZSTD_isError(got))
-		throw Error(name + ": corrupted or truncated: zstd says " + ZSTD_getErrorName(got));
-	if (got != out.size())
-		throw Error(name + ": truncated: " + std::to_string(got) + " of " + std::to_string(out.size()) +
-			    " bytes");
+	std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+	if (!dctx)
+		throw Error(name + ": out of memory");
+	std::string out;
+	ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+	std::size_t last = 1;
+	while (in.pos < in.size || last != 0) {
+		const std::size_t chunk = ZSTD_DStreamOutSize();
+		const std::size_t at = out.size();
+		out.resize(at + chunk);
+		ZSTD_outBuffer o{out.data() + at, chunk, 0};
+		const std::size_t before_in = in.pos;
+		last = ZSTD_decompressStream(dctx.get(), &o, &in);
+		out.resize(at + o.pos);
+		if (ZSTD_isError(last))
+			throw Error(name + ": corrupted or truncated: zstd says " + ZSTD_getErrorName(last));
+		if (out.size() > kDumpMaxBytes)
+			throw Error(name + ": holds more than the " + std::to_string(kDumpMaxBytes >> 20) + " MiB a dump may");
+		if (in.pos == in.size && last != 0 && o.pos == 0 && in.pos == before_in)
+			throw Error(name + ": truncated: its zstd frame ends early");
+		if (last == 0 && in.pos < in.size)
+			throw Error(name + ": data after its zstd frame");
+	}
 	return out;
 }
 
 } // namespace
 
-std::string compress_dump_text(std::string_view text)
+DumpWriter::DumpWriter() : cctx_(ZSTD_createCCtx())
 {
-	std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
-	if (!cctx)
+	if (!cctx_)
 		throw Error("compressing the dump: out of memory");
 	// Level 3 (zstd's default): a 15-minute dump compresses in well under
 	// the 2 s a dump may take. The frame's checksum makes a flipped bit a
 	// "corrupted" error instead of wrong numbers.
-	ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, 3);
-	ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
-	std::string out(ZSTD_compressBound(text.size()), '\0');
-	std::size_t n = ZSTD_compress2(cctx.get(), out.data(), out.size(), text.data(), text.size());
-	if (ZSTD_isError(n))
-		throw Error(std::string("compressing the dump: ") + ZSTD_getErrorName(n));
-	out.resize(n);
-	return out;
+	ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 1);
+}
+
+DumpWriter::~DumpWriter()
+{
+	ZSTD_freeCCtx(cctx_);
+}
+
+void DumpWriter::feed(std::string_view text, bool last)
+{
+	ZSTD_inBuffer in{text.data(), text.size(), 0};
+	const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_continue;
+	for (;;) {
+		const std::size_t chunk = ZSTD_CStreamOutSize();
+		const std::size_t at = out_.size();
+		out_.resize(at + chunk);
+		ZSTD_outBuffer o{out_.data() + at, chunk, 0};
+		std::size_t left = ZSTD_compressStream2(cctx_, &o, &in, mode);
+		out_.resize(at + o.pos);
+		if (ZSTD_isError(left))
+			throw Error(std::string("compressing the dump: ") + ZSTD_getErrorName(left));
+		if (last ? left == 0 : in.pos == in.size)
+			return;
+	}
+}
+
+void DumpWriter::begin(const DumpContents &head)
+{
+	std::string text(kMagicLine);
+	text += std::to_string(kDumpVersion) + "\n";
+	text += "created\t" + std::to_string(head.created_ns) + "\n";
+	text += "trigger\t" + flat(head.trigger) + "\n";
+	for (const auto &[k, v] : head.facts)
+		text += "fact\t" + flat(k) + "\t" + flat(v) + "\n";
+	feed(text, false);
+}
+
+void DumpWriter::add(const Snapshot &snap, const std::vector<Vm> &vms, const std::vector<std::string> &claimed)
+{
+	std::string wire = encode_snapshot(snap, vms, claimed);
+	std::string head = "snapshot\t" + std::to_string(wire.size()) + "\n";
+	wire += '\n';
+	feed(head, false);
+	feed(wire, false);
+}
+
+std::string DumpWriter::finish()
+{
+	feed("end\n", true);
+	return std::move(out_);
+}
+
+std::string compress_dump_text(std::string_view text)
+{
+	DumpWriter w;
+	w.feed(text, true);
+	return std::move(w.out_);
 }
 
 const std::string *DumpContents::fact(std::string_view key) const
@@ -140,20 +199,11 @@ const std::string *DumpContents::fact(std::string_view key) const
 
 std::string encode_dump(const DumpContents &dump)
 {
-	std::string text(kMagicLine);
-	text += std::to_string(kDumpVersion) + "\n";
-	text += "created\t" + std::to_string(dump.created_ns) + "\n";
-	text += "trigger\t" + flat(dump.trigger) + "\n";
-	for (const auto &[k, v] : dump.facts)
-		text += "fact\t" + flat(k) + "\t" + flat(v) + "\n";
-	for (const auto &s : dump.snapshots) {
-		std::string wire = encode_snapshot(s.snapshot, s.vms, s.claimed_ids);
-		text += "snapshot\t" + std::to_string(wire.size()) + "\n";
-		text += wire;
-		text += '\n';
-	}
-	text += "end\n";
-	return compress_dump_text(text);
+	DumpWriter w;
+	w.begin(dump);
+	for (const auto &snap : dump.snapshots)
+		w.add(snap.snapshot, snap.vms, snap.claimed_ids);
+	return w.finish();
 }
 
 DumpContents decode_dump(std::string_view bytes, const std::string &name)

@@ -34,7 +34,7 @@ public:
 
 private:
 	explicit DaemonClient(std::string path) : path_(std::move(path)) {}
-	std::string request(const std::string &what) const;
+	std::string request(const std::string &what, int timeout_s = 5) const;
 	std::string path_;
 };
 

@@ -14,6 +14,8 @@
 
 #include "hwsig/snapshot_wire.h"
 
+struct ZSTD_CCtx_s;
+
 namespace hwsig {
 
 inline constexpr int kDumpVersion = 1;
@@ -29,6 +31,28 @@ struct DumpContents {
 	std::uint64_t created_ns = 0; // wall clock when it was written
 	std::vector<SharedSnapshot> snapshots; // oldest first
 	const std::string *fact(std::string_view key) const;
+};
+
+// Writes a dump a snapshot at a time: the text of one snapshot at a time
+// is held, not the whole dump's (a 256-CPU host's 15 minutes are hundreds
+// of MiB of text, a few tens compressed).
+class DumpWriter {
+public:
+	DumpWriter();
+	~DumpWriter();
+	DumpWriter(const DumpWriter &) = delete;
+	DumpWriter &operator=(const DumpWriter &) = delete;
+	// The header: version, created, trigger, facts (head.snapshots unused).
+	void begin(const DumpContents &head);
+	void add(const Snapshot &snap, const std::vector<Vm> &vms, const std::vector<std::string> &claimed);
+	// The file's bytes.
+	std::string finish();
+
+private:
+	friend std::string compress_dump_text(std::string_view text);
+	void feed(std::string_view text, bool last);
+	ZSTD_CCtx_s *cctx_;
+	std::string out_;
 };
 
 // The file's bytes (compressed).
