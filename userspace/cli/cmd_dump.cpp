@@ -16,7 +16,7 @@
 #include "duration.h"
 #include "hwsig/daemon_client.h"
 #include "hwsig/error.h"
-#include "hwsig/fd.h"
+#include "hwsig/fs.h"
 #include "snapshot_feed.h"
 
 namespace po = boost::program_options;
@@ -43,38 +43,6 @@ std::string default_name()
 	char when[32];
 	std::strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
 	return std::string("hwsig-") + host + "-" + when + ".hwsd";
-}
-
-// Written beside its final name, then renamed: a reader never sees half a
-// dump, and a failed write leaves nothing behind.
-void write_atomically(const std::string &path, const std::string &bytes)
-{
-	std::string tmp = path + ".tmp-XXXXXX";
-	hwsig::Fd fd(::mkstemp(tmp.data()));
-	if (!fd)
-		hwsig::throw_errno("cannot create a file beside " + path);
-	const char *p = bytes.data();
-	std::size_t left = bytes.size();
-	int err = 0;
-	while (left > 0 && !err) {
-		ssize_t n = ::write(fd.get(), p, left);
-		if (n < 0 && errno != EINTR)
-			err = errno;
-		else if (n > 0) {
-			p += n;
-			left -= static_cast<std::size_t>(n);
-		}
-	}
-	if (!err && ::fchmod(fd.get(), 0640) != 0)
-		err = errno;
-	if (!err && ::fsync(fd.get()) != 0)
-		err = errno;
-	if (!err && ::rename(tmp.c_str(), path.c_str()) != 0)
-		err = errno;
-	if (err) {
-		::unlink(tmp.c_str());
-		throw hwsig::Error("writing " + path, err);
-	}
 }
 
 } // namespace
@@ -116,7 +84,7 @@ int cmd_dump(const std::vector<std::string> &args)
 			return 1;
 		}
 		std::string bytes = client->dump(seconds);
-		write_atomically(out, bytes);
+		hwsig::write_file_atomically(out, bytes, 0640);
 		std::fprintf(stderr, "hwsigctl dump: %s written (%zu KiB)\n", out.c_str(), (bytes.size() + 1023) / 1024);
 		return 0;
 	} catch (const std::exception &e) {

@@ -59,7 +59,13 @@ void add_keys(po::options_description &d, Config &c, std::string &bpf_list)
 		("socket-group", po::value<std::string>(&c.socket_group)->default_value(c.socket_group),
 		 "group whose members may read the socket without root")
 		("log-level", po::value<std::string>(&c.log_level)->default_value(c.log_level),
-		 "error | warning | info | debug");
+		 "error | warning | info | debug")
+		("dump-dir", po::value<std::string>(&c.dump_dir)->default_value(c.dump_dir),
+		 "directory of the dumps SIGUSR1 writes, or 'none'")
+		("dump-keep", po::value<unsigned>(&c.dump_keep)->default_value(c.dump_keep),
+		 "dumps kept in dump-dir; older ones are deleted (1 .. 10000)")
+		("dump-max-mb", po::value<unsigned>(&c.dump_max_mb)->default_value(c.dump_max_mb),
+		 "MiB of dumps kept in dump-dir at most (1 .. 1048576)");
 }
 
 std::string split_bpf(const std::string &list, std::vector<std::string> &out)
@@ -116,6 +122,12 @@ std::string validate(Config &c, const std::string &bpf_list)
 	if (c.log_level != "error" && c.log_level != "warning" && c.log_level != "info" &&
 	    c.log_level != "debug")
 		return "log-level: '" + c.log_level + "' is not error, warning, info or debug";
+	if (c.dump_dir != "none" && (c.dump_dir.empty() || c.dump_dir[0] != '/'))
+		return "dump-dir: must be an absolute path or 'none'";
+	if (c.dump_keep < 1 || c.dump_keep > 10000)
+		return "dump-keep: must be between 1 and 10000 dumps";
+	if (c.dump_max_mb < 1 || c.dump_max_mb > 1048576)
+		return "dump-max-mb: must be between 1 and 1048576 MiB";
 	return {};
 }
 

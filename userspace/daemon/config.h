@@ -21,6 +21,9 @@ struct Config {
 	std::string socket = "/run/hwsig/hwsigd.sock"; // hwsigctl's local socket
 	std::string socket_group = "hwsig";     // may read the socket without root
 	std::string log_level = "info";         // error | warning | info | debug
+	std::string dump_dir = "/var/lib/hwsig/dumps"; // where triggered dumps go, or "none"
+	unsigned dump_keep = 20;                // dumps kept there (the oldest go)
+	unsigned dump_max_mb = 1024;            // and at most this many MiB of them
 	std::string root = "/";                 // prefix for /proc and /sys (tests)
 	bool print_intervals = false;           // each interval as a JSON line on stdout
 };

@@ -17,6 +17,7 @@
 
 #include "dump.h"
 #include "history.h"
+#include "recorder.h"
 #include "http_server.h"
 #include "kmod_owner.h"
 #include "local_server.h"
@@ -163,6 +164,7 @@ private:
 	std::unique_ptr<hwsig::Sampler> sampler_;
 	std::vector<std::string> claimed_;
 	std::shared_ptr<const std::vector<std::string>> claimed_shared_; // the same, for Published
+	std::unique_ptr<Recorder> recorder_;
 	std::shared_ptr<const hwsig::Snapshot> prev_;
 	// On-demand snapshots for the local socket, at most one per
 	// kMinFreshNs: a reader asking in a loop gets the same answer
@@ -187,6 +189,7 @@ bool Service::start()
 		sampler_ = std::make_unique<hwsig::Sampler>(hwsig::default_sources(source_options(cfg_)), cfg_.root);
 		claimed_ = sampler_->claimed_ids();
 		claimed_shared_ = std::make_shared<const std::vector<std::string>>(claimed_);
+		recorder_ = std::make_unique<Recorder>(cfg_, claimed_);
 		// Bind first: an address in use or a live daemon on the socket
 		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
@@ -301,6 +304,8 @@ void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_p
 	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
 	for (auto &m : kmod_->self_metrics())
 		p->self.push_back(std::move(m));
+	for (auto &m : recorder_->self_metrics())
+		p->self.push_back(std::move(m));
 	exposition_.publish(std::move(p));
 }
 
@@ -378,6 +383,7 @@ int Service::run()
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
 	// Blocked before any thread starts, so every thread inherits it and
 	// the signals queue on the signalfd instead.
 	pthread_sigmask(SIG_BLOCK, &mask, nullptr);
@@ -425,6 +431,15 @@ int Service::run()
 		signalfd_siginfo si;
 		if (read(sigfd.get(), &si, sizeof(si)) != sizeof(si))
 			continue;
+		if (si.ssi_signo == SIGUSR1) {
+			History copy(0);
+			{
+				std::lock_guard lock(history_mu_);
+				copy = history_;
+			}
+			recorder_->trigger(std::move(copy), "SIGUSR1");
+			continue;
+		}
 		if (si.ssi_signo == SIGHUP) {
 			reload();
 			deadline = mono_now() + to_ns(cfg_.interval);
@@ -434,9 +449,11 @@ int Service::run()
 		break;
 	}
 	sd_notify(0, "STOPPING=1");
-	// Readers first (they use the sampler), then the collectors.
+	// Readers first (they use the sampler), then the collectors; a dump
+	// being written is finished (it holds its own copy).
 	http_.reset();
 	local_.reset();
+	recorder_.reset();
 	sampler_.reset();
 	kmod_.reset();
 	log(Level::Info, "stopped: every collector detached");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hwsig/fd.h"
+#include "hwsig/error.h"
 #include "hwsig/parse.h"
 
 namespace hwsig {
@@ -232,6 +233,36 @@ void FileCache::sweep()
 void FileCache::clear()
 {
 	entries_.clear();
+}
+
+void write_file_atomically(const std::string &path, std::string_view bytes, unsigned mode)
+{
+	std::string tmp = path + ".tmp-XXXXXX";
+	Fd fd(::mkstemp(tmp.data()));
+	if (!fd)
+		throw_errno("cannot create a file beside " + path);
+	const char *p = bytes.data();
+	std::size_t left = bytes.size();
+	int err = 0;
+	while (left > 0 && !err) {
+		ssize_t n = ::write(fd.get(), p, left);
+		if (n < 0 && errno != EINTR) {
+			err = errno;
+		} else if (n > 0) {
+			p += n;
+			left -= static_cast<std::size_t>(n);
+		}
+	}
+	if (!err && ::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0)
+		err = errno;
+	if (!err && ::fsync(fd.get()) != 0)
+		err = errno;
+	if (!err && ::rename(tmp.c_str(), path.c_str()) != 0)
+		err = errno;
+	if (err) {
+		::unlink(tmp.c_str());
+		throw Error("writing " + path, err);
+	}
 }
 
 } // namespace hwsig

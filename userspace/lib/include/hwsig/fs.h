@@ -14,6 +14,11 @@
 
 namespace hwsig {
 
+// Writes bytes to a temporary file beside path, fsyncs it and renames it
+// into place: a reader never sees half a file, and a failed write (no
+// space, no permission) leaves nothing behind. Throws Error naming path.
+void write_file_atomically(const std::string &path, std::string_view bytes, unsigned mode);
+
 // "/" + "proc/stat" -> "/proc/stat"; "fixtures/x" + "/proc/stat" -> "fixtures/x/proc/stat".
 std::string join_path(std::string_view root, std::string_view rel);
 
