@@ -185,8 +185,11 @@ def history():
         r.check("each kept interval has the fixture's PSI cpu some avg10 (5.93)", len(psi) == 5 and
                 all(float(p[3]) == 5.93 for p in psi), str(psi[:2]))
         stamps = [int(line.split("\t")[1]) for line in intervals]
-        r.check("oldest first, 50 ms apart", stamps == sorted(stamps) and
-                all(40e6 < b - a < 200e6 for a, b in zip(stamps, stamps[1:])), str(stamps))
+        # The schedule is absolute: a late snapshot is followed by a short
+        # interval, so under load only the mean spacing is 50 ms.
+        gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+        r.check("oldest first, 50 ms apart on average", all(g > 0 for g in gaps) and
+                40e6 < sum(gaps) / len(gaps) < 200e6, str(gaps))
     finally:
         d.stop()
         d.close()
