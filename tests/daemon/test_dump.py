@@ -6,6 +6,7 @@ directory, full disk) says why, leaves nothing behind and leaves the daemon
 sampling; no daemon, and damaged files, are refused with the file named."""
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -157,6 +158,56 @@ def no_daemon_and_bad_files():
     r.check("replay without a file: usage error (exit 2)", p.returncode == 2, p.stderr.strip())
 
 
+def metric(body, name):
+    for line in body.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def sigusr1():
+    """SIGUSR1 writes a dump into dump-dir; retention keeps dump-keep."""
+    dumps = tempfile.mkdtemp(prefix="hwsig-dump-dir-")
+    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
+                "--interval", "0.05", "--dump-dir", dumps + "/sub", "--dump-keep", "2"])
+    try:
+        r.check("hwsigd ready (fixture host)", d.ready(20), d.log_text()[-300:])
+        time.sleep(0.5)
+        for _ in range(3):
+            d.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.6)
+        files = sorted(os.listdir(dumps + "/sub"))
+        body = d.scrape()
+        r.check("three SIGUSR1: dump-dir created, dump-keep 2 newest kept, hwsig_dumps_total 3",
+                len(files) == 2 and all(f.endswith("-SIGUSR1.hwsd") for f in files) and
+                metric(body, 'hwsig_dumps_total{trigger="SIGUSR1"}') == 3 and
+                "dump retention: deleted" in d.log_text(), f"{files}; {d.log_text()[-300:]}")
+        p = ctl(["replay", os.path.join(dumps, "sub", files[-1]), "--info"], os.environ)
+        r.check("a SIGUSR1 dump says its trigger and replays", p.returncode == 0 and
+                "trigger\tSIGUSR1" in p.stdout, p.stderr.strip())
+    finally:
+        d.stop()
+        d.close()
+    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
+                "--interval", "0.05", "--dump-dir", "/proc/hwsig-dumps"])
+    try:
+        r.check("hwsigd ready (dump-dir unwritable)", d.ready(20), d.log_text()[-300:])
+        time.sleep(0.5)  # /metrics answers from the first interval on
+        before = metric(d.scrape(), "hwsig_snapshots_total")
+        d.proc.send_signal(signal.SIGUSR1)
+        time.sleep(1.0)
+        body = d.scrape()
+        r.check("SIGUSR1 into an unwritable dump-dir: logged with the reason, counted, sampling goes on",
+                metric(body, 'hwsig_dump_failures_total{trigger="SIGUSR1"}') == 1 and
+                metric(body, 'hwsig_dumps_total{trigger="SIGUSR1"}') == 0 and
+                "dump failed, sampling goes on" in d.log_text() and d.proc.poll() is None and
+                metric(body, "hwsig_snapshots_total") > before + 5, d.log_text()[-300:])
+    finally:
+        d.stop()
+        d.close()
+
+
 golden_and_failures()
+sigusr1()
 no_daemon_and_bad_files()
 raise SystemExit(r.finish())
