@@ -207,7 +207,37 @@ def sigusr1():
         d.close()
 
 
+def rules():
+    """dump-rule: the fixture's PSI cpu some (5.93) passes '> 5 for 3'."""
+    dumps = tempfile.mkdtemp(prefix="hwsig-dump-dir-")
+    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
+                "--interval", "0.05", "--dump-dir", dumps, "--dump-gap", "600",
+                "--dump-rule", "psi.cpu_some_pct > 5 for 3", "--dump-rule", "psi.io_some_pct{system} >= 0.33",
+                "--dump-rule", "psi.cpu_some_pct > 6"])
+    try:
+        r.check("hwsigd ready (three rules)", d.ready(20), d.log_text()[-300:])
+        time.sleep(1.5)
+        body = d.scrape()
+        files = os.listdir(dumps)
+        log = d.log_text()
+        r.check("the rules that hold fire once each (hysteresis); one dump, the second within dump-gap is skipped; "
+                "the rule that never holds does not fire",
+                metric(body, 'hwsig_dumps_total{trigger="rule"}') == 1 and
+                metric(body, 'hwsig_dumps_skipped_total{trigger="rule"}') == 1 and len(files) == 1 and
+                files[0].endswith("-rule.hwsd") and log.count("fired") == 2 and
+                "dump rule 'psi.cpu_some_pct > 6' fired" not in log, f"{files}; {log[-500:]}")
+    finally:
+        d.stop()
+        d.close()
+    p = subprocess.run([os.path.join(os.path.dirname(HWSIGCTL), "hwsigd"), "--config", "/dev/null",
+                        "--dump-rule", "psi.cpu_some_pct >> 20"], capture_output=True, text=True, timeout=30)
+    r.check("a rule that does not parse: exit 2, the rule and the column named",
+            p.returncode == 2 and p.stderr.strip() ==
+            "hwsigd: dump-rule 'psi.cpu_some_pct >> 20': column 19: expected a number", p.stderr.strip())
+
+
 golden_and_failures()
 sigusr1()
+rules()
 no_daemon_and_bad_files()
 raise SystemExit(r.finish())

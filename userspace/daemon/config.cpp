@@ -11,6 +11,8 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "hwsig/dump_rule.h"
+
 namespace po = boost::program_options;
 
 namespace hwsigd {
@@ -65,7 +67,11 @@ void add_keys(po::options_description &d, Config &c, std::string &bpf_list)
 		("dump-keep", po::value<unsigned>(&c.dump_keep)->default_value(c.dump_keep),
 		 "dumps kept in dump-dir; older ones are deleted (1 .. 10000)")
 		("dump-max-mb", po::value<unsigned>(&c.dump_max_mb)->default_value(c.dump_max_mb),
-		 "MiB of dumps kept in dump-dir at most (1 .. 1048576)");
+		 "MiB of dumps kept in dump-dir at most (1 .. 1048576)")
+		("dump-rule", po::value<std::vector<std::string>>(&c.dump_rules)->default_value(c.dump_rules, "none")->composing(),
+		 "a threshold rule that triggers a dump, e.g. 'psi.cpu_some_pct > 20 for 3' (repeat the key for more), or 'none'")
+		("dump-gap", po::value<double>(&c.dump_gap)->default_value(c.dump_gap),
+		 "seconds at least between two dumps triggered by rules (0 .. 86400)");
 }
 
 std::string split_bpf(const std::string &list, std::vector<std::string> &out)
@@ -128,6 +134,19 @@ std::string validate(Config &c, const std::string &bpf_list)
 		return "dump-keep: must be between 1 and 10000 dumps";
 	if (c.dump_max_mb < 1 || c.dump_max_mb > 1048576)
 		return "dump-max-mb: must be between 1 and 1048576 MiB";
+	if (!std::isfinite(c.dump_gap) || c.dump_gap < 0 || c.dump_gap > 86400)
+		return "dump-gap: must be between 0 and 86400 seconds";
+	if (!(c.dump_rules.size() == 1 && c.dump_rules[0] == "none")) {
+		for (const auto &rule : c.dump_rules) {
+			if (rule == "none")
+				return "dump-rule: 'none' cannot stand beside rules";
+			try {
+				hwsig::DumpRule::parse(rule);
+			} catch (const std::exception &e) {
+				return "dump-rule '" + rule + "': " + e.what();
+			}
+		}
+	}
 	return {};
 }
 
@@ -271,6 +290,9 @@ std::string option_table()
 				def = std::to_string(*u);
 			else if (auto *b = boost::any_cast<bool>(&v))
 				def = *b ? "true" : "false";
+			else if (auto *l = boost::any_cast<std::vector<std::string>>(&v))
+				for (const auto &item : *l)
+					def += (def.empty() ? "" : ", ") + item;
 		}
 		if (!def.empty() && def.back() == '.')
 			def.pop_back();

@@ -24,6 +24,8 @@ struct Config {
 	std::string dump_dir = "/var/lib/hwsig/dumps"; // where triggered dumps go, or "none"
 	unsigned dump_keep = 20;                // dumps kept there (the oldest go)
 	unsigned dump_max_mb = 1024;            // and at most this many MiB of them
+	std::vector<std::string> dump_rules = {"none"}; // threshold rules that trigger a dump
+	double dump_gap = 300;                  // seconds between two rule-triggered dumps
 	std::string root = "/";                 // prefix for /proc and /sys (tests)
 	bool print_intervals = false;           // each interval as a JSON line on stdout
 };

@@ -61,6 +61,12 @@ void Recorder::wait()
 		t.join();
 }
 
+void Recorder::skip(const std::string &why)
+{
+	std::lock_guard lock(mu_);
+	counts_[why].skipped++;
+}
+
 void Recorder::trigger(History history, const std::string &why)
 {
 	std::lock_guard lock(mu_);

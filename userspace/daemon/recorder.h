@@ -25,6 +25,8 @@ public:
 	// Starts a dump of `history` (a copy the recorder keeps) unless one is
 	// still being written: then this trigger is counted as skipped.
 	void trigger(History history, const std::string &why);
+	// A trigger that writes no dump (a rule within dump-gap of the last).
+	void skip(const std::string &why);
 	// hwsig_dumps_total{trigger}, hwsig_dump_failures_total{trigger},
 	// hwsig_dumps_skipped_total{trigger}.
 	std::vector<hwsig::SelfMetric> self_metrics();

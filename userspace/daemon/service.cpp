@@ -23,6 +23,7 @@
 #include "local_server.h"
 #include "log.h"
 #include "hwsig/derive.h"
+#include "hwsig/dump_rule.h"
 #include "hwsig/render.h"
 #include "hwsig/render_prometheus.h"
 #include "hwsig/sampler.h"
@@ -155,6 +156,7 @@ private:
 	void publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur);
 	void reload();
 	std::string answer_local(const std::string &request);
+	void check_rules(const hwsig::Interval &iv);
 	void watchdog(std::uint64_t now);
 
 	Config cfg_;
@@ -165,6 +167,8 @@ private:
 	std::vector<std::string> claimed_;
 	std::shared_ptr<const std::vector<std::string>> claimed_shared_; // the same, for Published
 	std::unique_ptr<Recorder> recorder_;
+	std::vector<hwsig::DumpRule> rules_; // dump-rule; the loop derives each interval only when there are some
+	std::uint64_t last_rule_dump_ns_ = 0;
 	std::shared_ptr<const hwsig::Snapshot> prev_;
 	// On-demand snapshots for the local socket, at most one per
 	// kMinFreshNs: a reader asking in a loop gets the same answer
@@ -190,6 +194,9 @@ bool Service::start()
 		claimed_ = sampler_->claimed_ids();
 		claimed_shared_ = std::make_shared<const std::vector<std::string>>(claimed_);
 		recorder_ = std::make_unique<Recorder>(cfg_, claimed_);
+		if (!(cfg_.dump_rules.size() == 1 && cfg_.dump_rules[0] == "none"))
+			for (const auto &text : cfg_.dump_rules)
+				rules_.push_back(hwsig::DumpRule::parse(text)); // checked by the configuration
 		// Bind first: an address in use or a live daemon on the socket
 		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
@@ -309,6 +316,30 @@ void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_p
 	exposition_.publish(std::move(p));
 }
 
+void Service::check_rules(const hwsig::Interval &iv)
+{
+	for (auto &rule : rules_) {
+		if (!rule.observe(iv))
+			continue;
+		const std::uint64_t now = mono_now();
+		const auto gap = static_cast<std::uint64_t>(cfg_.dump_gap * 1e9);
+		if (last_rule_dump_ns_ && now - last_rule_dump_ns_ < gap) {
+			log(Level::Info, "dump rule '%s' fired: no dump, the last one was under dump-gap (%g s) ago",
+			    rule.text().c_str(), cfg_.dump_gap);
+			recorder_->skip("rule");
+			continue;
+		}
+		log(Level::Warning, "dump rule '%s' fired: writing a dump", rule.text().c_str());
+		last_rule_dump_ns_ = now;
+		History copy(0);
+		{
+			std::lock_guard lock(history_mu_);
+			copy = history_;
+		}
+		recorder_->trigger(std::move(copy), "rule");
+	}
+}
+
 void Service::tick(std::uint64_t deadline)
 {
 	const std::uint64_t start = mono_now();
@@ -323,10 +354,13 @@ void Service::tick(std::uint64_t deadline)
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
-	if (cfg_.print_intervals) {
-		hwsig::RenderOptions o;
-		std::printf("%s\n", hwsig::render_json(hwsig::derive(*prev_, *cur, claimed_), o).c_str());
-		std::fflush(stdout);
+	if (cfg_.print_intervals || !rules_.empty()) {
+		const hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
+		if (cfg_.print_intervals) {
+			std::printf("%s\n", hwsig::render_json(iv, hwsig::RenderOptions{}).c_str());
+			std::fflush(stdout);
+		}
+		check_rules(iv);
 	}
 	auto prev = std::move(prev_);
 	prev_ = cur;
@@ -352,6 +386,11 @@ void Service::reload()
 		later("socket-group", fresh.socket_group != cfg_.socket_group);
 		later("pmu", fresh.pmu != cfg_.pmu);
 		later("bpf", fresh.bpf != cfg_.bpf);
+		later("dump-dir", fresh.dump_dir != cfg_.dump_dir);
+		later("dump-keep", fresh.dump_keep != cfg_.dump_keep);
+		later("dump-max-mb", fresh.dump_max_mb != cfg_.dump_max_mb);
+		later("dump-rule", fresh.dump_rules != cfg_.dump_rules);
+		later("dump-gap", fresh.dump_gap != cfg_.dump_gap);
 		cfg_.interval = fresh.interval;
 		interval_s_ = cfg_.interval;
 		cfg_.per_cpu = fresh.per_cpu;
