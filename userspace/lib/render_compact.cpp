@@ -31,6 +31,9 @@ std::string compact_text(double v, const std::string &unit)
 		return "-";
 	if (unit == "degC")
 		h.unit = "C"; // five columns: "45.2C"
+	// Counts per second: the header names them ("iops"), the width is the number's.
+	if (unit != "B/s" && unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0)
+		h.unit.clear();
 	return h.number + h.unit;
 }
 
