@@ -317,3 +317,25 @@ TEST_CASE("compact: one line per interval, the header every 20, within 80 column
 	// The verdict cell is cut at column 80.
 	CHECK(lines[4].substr(8) == "     - 45.0µs     -     - 7.25% 3.00GiB/s       -!12.0ms!4.50C disk nvme");
 }
+
+TEST_CASE("compact: percentages in five columns at their boundaries", "[render]")
+{
+	auto psi_cell = [](double pct) {
+		Interval iv;
+		iv.realtime_ns = 1700000000500000000ull;
+		iv.interval_s = 1;
+		iv.metrics.push_back({"psi.cpu_some_pct", "system", pct, "%", "/proc/pressure", "", Layer::Pressure});
+		RenderOptions opt;
+		auto lines = lines_of(render_compact(iv, opt));
+		REQUIRE(lines.size() == 2); // header, line
+		return lines[1].substr(8 + 6 + 7 + 1, 5);
+	};
+	CHECK(psi_cell(0) == "   0%");
+	CHECK(psi_cell(0.004) == "   0%");
+	CHECK(psi_cell(0.94) == "0.94%");
+	CHECK(psi_cell(9.994) == "9.99%");
+	CHECK(psi_cell(9.996) == "10.0%");
+	CHECK(psi_cell(99.94) == "99.9%");
+	CHECK(psi_cell(99.96) == " 100%");
+	CHECK(psi_cell(100) == " 100%");
+}

@@ -148,7 +148,7 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		("verbose,v", po::bool_switch(&o.render.verbose),
 		 "show sources, notes and every unavailable scope every interval")
 		("compact", po::bool_switch(&o.compact), "one line per interval, a header every 20 lines")
-		("thresholds", po::value<std::string>(&o.thresholds_file),
+		("thresholds", po::value<std::string>(&o.thresholds_file)->value_name("FILE"),
 		 "verdict thresholds file (default /etc/hwsig/thresholds.conf if present)")
 		("no-bpf", po::bool_switch(&o.no_bpf), "do not attach BPF collectors")
 		("no-kmod", po::bool_switch(&o.no_kmod), "do not use /dev/hwsig (use perf_event_open)")

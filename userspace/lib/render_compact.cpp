@@ -5,6 +5,7 @@
 // full text is in the table form and in the JSON).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 
@@ -24,8 +25,23 @@ struct Column {
 const Column kColumns[] = {{"steal", 5}, {"rq-p99", 6}, {"psi-c", 5}, {"psi-m", 5}, {"psi-i", 5},
 			   {"dram", 9},  {"iops", 7},   {"io-p99", 6}, {"headr", 5}};
 
+// Percentages in at most five columns: 0.94%, 9.99%, 45.2%, 100%.
+std::string compact_percent(double pct)
+{
+	char buf[32];
+	const double a = std::fabs(pct);
+	if (pct == 0 || a < 0.005)
+		return "0%";
+	std::snprintf(buf, sizeof(buf), a < 9.995 ? "%.2f%%" : a < 99.95 ? "%.1f%%" : "%.0f%%", pct);
+	return buf;
+}
+
 std::string compact_text(double v, const std::string &unit)
 {
+	if (!std::isfinite(v))
+		return "-";
+	if (unit == "ratio" || unit == "%")
+		return compact_percent(unit == "ratio" ? v * 100 : v);
 	HumanValue h = humanize(v, unit);
 	if (h.number == "-")
 		return "-";
