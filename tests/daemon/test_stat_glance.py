@@ -223,9 +223,22 @@ def judge(tm, marks):
     r.check("the unavailable list is printed at the start and in the summary only",
             [b[1] for b in sections] == ["interval 1", sections[-1][1]] and sections[-1][1].startswith("summary"),
             [b[1] for b in sections])
-    first = [l for l in blocks[0][2] if re.match(r"^  \S.*: ", l)]
-    repeated = [l for l in first if plain.count(l) > 2]  # interval 1 and the summary
-    r.check("each unavailable line appears at most twice (start, summary)", not repeated, repeated[:3])
+    # A change is said when it happens (a reason that changes mid-run), so
+    # a line may come back; what must not happen is the same news every
+    # interval: no line in two blocks in a row, and few blocks with news.
+    news = []
+    for _, title, lines in blocks[1:-1]:
+        said = []
+        if "Unavailable now" in lines:
+            for l in lines[lines.index("Unavailable now") + 1:]:
+                if not l.startswith("  "):
+                    break
+                said.append(l)
+        news.append((title, said))
+    repeated = [(a[0], l) for a, b in zip(news, news[1:]) for l in a[1] if l in b[1]]
+    with_news = [(t, said) for t, said in news if said]
+    r.check("unavailable news not repeated from one interval to the next, and rare",
+            not repeated and len(with_news) <= len(blocks) // 10, f"{repeated[:2]}; {with_news[:4]}")
     by_phase = {name: phase_blocks(blocks, *span) for name, span in marks.items()}
 
     def with_verdict(name, prefix):
