@@ -129,7 +129,8 @@ TEST_CASE("verdicts: a disk with high latency and queue time, random seeks as ev
 	CHECK(disk(12000, 9000, 0.91) ==
 	      Lines{"disk vda saturated: p99 latency 12.0 ms, queue time p99 9.00 ms, random (entropy 0.910)"});
 	CHECK(disk(12000, 100, 0.1) == Lines{"disk vda saturated: p99 latency 12.0 ms"});
-	CHECK(disk(10000, 2000, 0.99).empty()); // both at their thresholds; entropy alone is no verdict
+	CHECK(disk(900, 5001, 0.1) == Lines{"disk vda saturated: queue time p99 5.00 ms"});
+	CHECK(disk(10000, 5000, 0.99).empty()); // both at their thresholds; entropy alone is no verdict
 	CHECK(lines_for("psi.io_some_pct", "system", 35, "%") == Lines{"I/O saturated: PSI io some 35.0 %"});
 	CHECK(lines_for("psi.io_some_pct", "system", 10, "%").empty());
 }
