@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -70,7 +71,9 @@ double base_value(std::string number, const std::string &unit)
 	return it == scale.end() ? v : v * it->second;
 }
 
-StatRun stat(const std::string &args)
+// after_first: called once interval 1 has been printed (its snapshots
+// taken), while the run goes on.
+StatRun stat(const std::string &args, const std::function<void()> &after_first = {})
 {
 	StatRun r;
 	std::string cmd = "HWSIG_CHECK_INTERVALS=1 " + std::string(HWSIGCTL_PATH) + " stat --no-daemon " + args +
@@ -78,9 +81,15 @@ StatRun stat(const std::string &args)
 	FILE *p = popen(cmd.c_str(), "r");
 	REQUIRE(p);
 	char buf[4096];
-	std::size_t n;
-	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-		r.out.append(buf, n);
+	bool called = false;
+	while (fgets(buf, sizeof buf, p)) {
+		r.out += buf;
+		// The blank line that ends a block: interval 1 is complete.
+		if (after_first && !called && std::string(buf) == "\n") {
+			called = true;
+			after_first();
+		}
+	}
 	r.status = pclose(p);
 	static const std::regex head(R"(^hwsig stat  \S+ \S+  (.*) \(([0-9.]+) s\)$)");
 	// "! id   value unit   scope": '!' marks a value past a verdict threshold.
@@ -128,12 +137,11 @@ TEST_CASE("hwsigctl stat: reads on a disk first seen mid-run are in the summary,
 	const std::string dev = "dev:" + loop.name();
 	constexpr std::size_t kReads = 1500;
 	StatRun r;
-	std::thread cli([&] { r = stat("-i 1 -c 4"); });
-	// After the warm-up and first snapshots (the collector is attached),
-	// before the end of the run.
-	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 7), 4096);
-	cli.join();
+	// Once interval 1 is printed: the collector is attached and the first
+	// snapshots are taken, the run has three intervals to go.
+	r = stat("-i 1 -c 4", [&] {
+		hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 7), 4096);
+	});
 	INFO(r.out);
 	CHECK(WEXITSTATUS(r.status) == 0);
 	REQUIRE(r.blocks.size() == 5);
