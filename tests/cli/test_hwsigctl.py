@@ -276,41 +276,51 @@ FAKE_GUEST = ("import ctypes, sys, time\n"
               "time.sleep(float(sys.argv[1]))\n")
 
 
-@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
-def _():
-    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "1.2", "-name", "guest=gone17"],
+def stat_guest_exits_after_first(name, args, first_done):
+    """hwsigctl stat --vm NAME with a fake guest that exits once the first
+    interval is printed (first_done(line) says when): the exit is mid-run
+    whatever the machine's load. Returns (rc, out, err, guest pid)."""
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "60", "-name", f"guest={name}"],
                              stdout=subprocess.PIPE, text=True)
     try:
         assert guest.stdout.readline().strip() == "ready"
-        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17", "-i", "1", "-c", "3"])
+        p = subprocess.Popen([HWSIGCTL, "stat", "--no-bpf", "--no-daemon", "--vm", name] + args,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = ""
+        for line in p.stdout:
+            out += line
+            if first_done(line):
+                break
+        guest.kill()
+        guest.wait()
+        rest, err = p.communicate(timeout=60)
+        return p.returncode, out + rest, err, guest.pid
     finally:
         guest.kill()
         guest.wait()
+
+
+@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
+def _():
+    rc, out, err, pid = stat_guest_exits_after_first("gone17", ["-i", "1", "-c", "3"], lambda l: l == "\n")
     assert rc == 0, (rc, err)
     blocks = out.split("hwsig stat  ")[1:]
     assert len(blocks) == 4, out
-    gone = f"vm:gone17 is gone: its QEMU (pid {guest.pid}) exited"
+    gone = f"vm:gone17 is gone: its QEMU (pid {pid}) exited"
     assert gone not in blocks[0], blocks[0]
     for b in blocks[2:]:
         assert b.count(gone) == 1, b
         assert "vm:gone17" not in b.replace(gone, ""), b  # no values or notes for it
     assert "summary of 3 intervals" in blocks[3], blocks[3]
     # JSON: the same, as a field of the line.
-    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "0.6", "-name", "guest=gone17j"],
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        assert guest.stdout.readline().strip() == "ready"
-        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17j", "-i", "0.5", "-c", "3",
-                            "--format", "json"])
-    finally:
-        guest.kill()
-        guest.wait()
+    rc, out, err, pid = stat_guest_exits_after_first("gone17j", ["-i", "0.5", "-c", "3", "--format", "json"],
+                                                     lambda l: True)
     assert rc == 0, (rc, err)
     lines = [json.loads(l) for l in out.splitlines()]
     assert len(lines) == 3, out
     assert "vm_gone" not in lines[0], lines[0]
     assert lines[2]["vm_gone"] == {"scope": "vm:gone17j",
-                                   "reason": f"its QEMU (pid {guest.pid}) exited"}, lines[2]
+                                   "reason": f"its QEMU (pid {pid}) exited"}, lines[2]
     for m in lines[2]["metrics"] + lines[2]["unavailable"]:
         assert m["scope"] != "vm:gone17j", m
 
