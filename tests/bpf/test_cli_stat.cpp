@@ -7,9 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -52,7 +54,26 @@ struct StatRun {
 	std::vector<Block> blocks;
 };
 
-StatRun stat(const std::string &args)
+// A table value in human units back in the catalog's base unit (req/s,
+// B/s, us): "1,230" -> 1230, "2.17 MiB/s" -> 2.17 * 2^20, "45.0 ms" ->
+// 45000. Three significant digits: within 0.5% of the value derived.
+double base_value(std::string number, const std::string &unit)
+{
+	number.erase(std::remove(number.begin(), number.end(), ','), number.end());
+	double v = std::stod(number);
+	static const std::map<std::string, double> scale = {
+		{"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
+		{"ns", 1e-3}, {"µs", 1}, {"ms", 1e3}, {"s", 1e6}};
+	std::string prefix = unit;
+	if (prefix.size() > 2 && prefix.compare(prefix.size() - 2, 2, "/s") == 0 && prefix != "req/s")
+		prefix.erase(prefix.size() - 2);
+	auto it = scale.find(prefix);
+	return it == scale.end() ? v : v * it->second;
+}
+
+// after_first: called once interval 1 has been printed (its snapshots
+// taken), while the run goes on.
+StatRun stat(const std::string &args, const std::function<void()> &after_first = {})
 {
 	StatRun r;
 	std::string cmd = "HWSIG_CHECK_INTERVALS=1 " + std::string(HWSIGCTL_PATH) + " stat --no-daemon " + args +
@@ -60,30 +81,48 @@ StatRun stat(const std::string &args)
 	FILE *p = popen(cmd.c_str(), "r");
 	REQUIRE(p);
 	char buf[4096];
-	std::size_t n;
-	while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-		r.out.append(buf, n);
+	bool called = false;
+	while (fgets(buf, sizeof buf, p)) {
+		r.out += buf;
+		// The blank line that ends a block: interval 1 is complete.
+		if (after_first && !called && std::string(buf) == "\n") {
+			called = true;
+			after_first();
+		}
+	}
 	r.status = pclose(p);
 	static const std::regex head(R"(^hwsig stat  \S+ \S+  (.*) \(([0-9.]+) s\)$)");
-	static const std::regex value(R"(^  (\S+) +(\S+)  \S+ +(\S+)(?:  \((.*)\))?$)");
+	// "! id   value unit   scope": '!' marks a value past a verdict threshold.
+	static const std::regex value(R"(^[! ] (\S+) +(-?[0-9][0-9.,e+-]*) (\S*) +(\S+)$)");
 	std::istringstream in(r.out);
-	std::string l;
+	std::string l, last_key, note;
 	bool unavailable = false;
 	while (std::getline(in, l)) {
 		std::smatch m;
+		// A note is on the lines after its value: "      (text", wrapped
+		// with 7 spaces, ending in ")".
+		if (!last_key.empty() && (l.rfind("      (", 0) == 0 || (!note.empty() && l.rfind("       ", 0) == 0))) {
+			note += (note.empty() ? l.substr(7) : " " + l.substr(7));
+			if (!note.empty() && note.back() == ')')
+				r.blocks.back().notes[last_key] = note.substr(0, note.size() - 1);
+			continue;
+		}
+		note.clear();
+		last_key.clear();
 		if (std::regex_match(l, m, head)) {
 			r.blocks.push_back({m[1].str(), std::stod(m[2].str()), {}, {}, {}});
 			unavailable = false;
 		} else if (r.blocks.empty()) {
 			continue;
-		} else if (l == "Unavailable") {
+		} else if (l == "Unavailable" || l == "Unavailable now") {
 			unavailable = true;
+		} else if (l.rfind("! ", 0) == 0 && !std::regex_match(l, m, value)) {
+			unavailable = false; // a verdict line
 		} else if (unavailable) {
 			r.blocks.back().unavailable.push_back(l);
 		} else if (std::regex_match(l, m, value)) {
-			r.blocks.back().values[m[1].str() + " " + m[3].str()] = std::stod(m[2].str());
-			if (m[4].matched)
-				r.blocks.back().notes[m[1].str() + " " + m[3].str()] = m[4].str();
+			last_key = m[1].str() + " " + m[4].str();
+			r.blocks.back().values[last_key] = base_value(m[2].str(), m[3].str());
 		}
 	}
 	return r;
@@ -98,12 +137,11 @@ TEST_CASE("hwsigctl stat: reads on a disk first seen mid-run are in the summary,
 	const std::string dev = "dev:" + loop.name();
 	constexpr std::size_t kReads = 1500;
 	StatRun r;
-	std::thread cli([&] { r = stat("-i 1 -c 4"); });
-	// After the warm-up and first snapshots (the collector is attached),
-	// before the end of the run.
-	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 7), 4096);
-	cli.join();
+	// Once interval 1 is printed: the collector is attached and the first
+	// snapshots are taken, the run has three intervals to go.
+	r = stat("-i 1 -c 4", [&] {
+		hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 7), 4096);
+	});
 	INFO(r.out);
 	CHECK(WEXITSTATUS(r.status) == 0);
 	REQUIRE(r.blocks.size() == 5);

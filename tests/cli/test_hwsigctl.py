@@ -276,41 +276,51 @@ FAKE_GUEST = ("import ctypes, sys, time\n"
               "time.sleep(float(sys.argv[1]))\n")
 
 
-@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
-def _():
-    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "1.2", "-name", "guest=gone17"],
+def stat_guest_exits_after_first(name, args, first_done):
+    """hwsigctl stat --vm NAME with a fake guest that exits once the first
+    interval is printed (first_done(line) says when): the exit is mid-run
+    whatever the machine's load. Returns (rc, out, err, guest pid)."""
+    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "60", "-name", f"guest={name}"],
                              stdout=subprocess.PIPE, text=True)
     try:
         assert guest.stdout.readline().strip() == "ready"
-        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17", "-i", "1", "-c", "3"])
+        p = subprocess.Popen([HWSIGCTL, "stat", "--no-bpf", "--no-daemon", "--vm", name] + args,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out = ""
+        for line in p.stdout:
+            out += line
+            if first_done(line):
+                break
+        guest.kill()
+        guest.wait()
+        rest, err = p.communicate(timeout=60)
+        return p.returncode, out + rest, err, guest.pid
     finally:
         guest.kill()
         guest.wait()
+
+
+@case("--vm of a VM that exits mid-run: one line saying it is gone, no values")
+def _():
+    rc, out, err, pid = stat_guest_exits_after_first("gone17", ["-i", "1", "-c", "3"], lambda l: l == "\n")
     assert rc == 0, (rc, err)
     blocks = out.split("hwsig stat  ")[1:]
     assert len(blocks) == 4, out
-    gone = f"vm:gone17 is gone: its QEMU (pid {guest.pid}) exited"
+    gone = f"vm:gone17 is gone: its QEMU (pid {pid}) exited"
     assert gone not in blocks[0], blocks[0]
     for b in blocks[2:]:
         assert b.count(gone) == 1, b
         assert "vm:gone17" not in b.replace(gone, ""), b  # no values or notes for it
     assert "summary of 3 intervals" in blocks[3], blocks[3]
     # JSON: the same, as a field of the line.
-    guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "0.6", "-name", "guest=gone17j"],
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        assert guest.stdout.readline().strip() == "ready"
-        rc, out, err = run(["stat", "--no-bpf", "--no-daemon", "--vm", "gone17j", "-i", "0.5", "-c", "3",
-                            "--format", "json"])
-    finally:
-        guest.kill()
-        guest.wait()
+    rc, out, err, pid = stat_guest_exits_after_first("gone17j", ["-i", "0.5", "-c", "3", "--format", "json"],
+                                                     lambda l: True)
     assert rc == 0, (rc, err)
     lines = [json.loads(l) for l in out.splitlines()]
     assert len(lines) == 3, out
     assert "vm_gone" not in lines[0], lines[0]
     assert lines[2]["vm_gone"] == {"scope": "vm:gone17j",
-                                   "reason": f"its QEMU (pid {guest.pid}) exited"}, lines[2]
+                                   "reason": f"its QEMU (pid {pid}) exited"}, lines[2]
     for m in lines[2]["metrics"] + lines[2]["unavailable"]:
         assert m["scope"] != "vm:gone17j", m
 
@@ -343,6 +353,124 @@ def _():
         assert p.stderr == "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n", p.stderr
     finally:
         shutil.rmtree(tmp)
+
+
+FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "fixtures",
+                       "debian12-host")
+
+
+def fixture_copy(cpu_some_avg10=None, thresholds=None):
+    """A copy of the debian12-host fixture tree (static: a quiet host), with
+    /proc/pressure/cpu's avg10 and /etc/hwsig/thresholds.conf as given."""
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp()
+    root = os.path.join(tmp, "root")
+    shutil.copytree(FIXTURE, root)
+    if cpu_some_avg10 is not None:
+        with open(os.path.join(root, "proc", "pressure", "cpu"), "w") as f:
+            f.write(f"some avg10={cpu_some_avg10:.2f} avg60=4.86 avg300=2.89 total=19052466\n"
+                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    if thresholds is not None:
+        os.makedirs(os.path.join(root, "etc", "hwsig"))
+        with open(os.path.join(root, "etc", "hwsig", "thresholds.conf"), "w") as f:
+            f.write(thresholds)
+    return tmp, root
+
+
+def fixture_stat(root, *args):
+    return run(["stat", "--no-daemon", "--no-bpf", "--no-pmu", "--root", root, "-i", "0.1", *args])
+
+
+@case("verdicts: none in 20 intervals of a quiet (fixture) host; PSI cpu 45% gives one, in table and JSON")
+def _():
+    import shutil
+    tmp, root = fixture_copy()
+    try:
+        rc, out, err = fixture_stat(root, "-c", "20")
+        assert rc == 0, err
+        assert out.count("hwsig stat  ") == 21, out[-500:]  # 20 intervals + summary
+        assert "\n! " not in out, [l for l in out.splitlines() if l.startswith("! ")][:3]
+        rc, out, err = fixture_stat(root, "-c", "20", "--format", "json")
+        lines = [json.loads(l) for l in out.splitlines()]
+        assert len(lines) == 20 and all(l["verdicts"] == [] for l in lines), out[-300:]
+    finally:
+        shutil.rmtree(tmp)
+    tmp, root = fixture_copy(cpu_some_avg10=45)
+    try:
+        rc, out, err = fixture_stat(root, "-c", "1")
+        assert rc == 0, err
+        assert "\n! psi.cpu_some_pct                  45.0 %          system\n" in out, out
+        assert "\n! CPU saturated: PSI cpu some 45.0 %\n" in out, out
+        rc, out, err = fixture_stat(root, "-c", "1", "--format", "json")
+        v = json.loads(out.splitlines()[0])["verdicts"]
+        assert v == [{"resource": "cpu", "kind": "saturation", "metric": "psi.cpu_some_pct", "scope": "system",
+                      "value": 45, "threshold": 10, "text": "CPU saturated: PSI cpu some 45.0 %"}], v
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case("thresholds: <root>/etc/hwsig/thresholds.conf and --thresholds move the bar; a bad file is exit 2")
+def _():
+    import shutil
+    tmp, root = fixture_copy(cpu_some_avg10=45, thresholds="cpu.psi_some_pct = 50  # busy fleet\n")
+    try:
+        rc, out, err = fixture_stat(root, "-c", "1")
+        assert rc == 0, err
+        assert "\n! " not in out and "45.0 %" in out, out  # 45 < 50: no verdict, no mark
+        other = os.path.join(tmp, "other.conf")
+        with open(other, "w") as f:
+            f.write("cpu.psi_some_pct = 40\n")
+        rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", other)
+        assert rc == 0 and "! CPU saturated: PSI cpu some 45.0 %" in out, (err, out)
+        with open(other, "w") as f:
+            f.write("# mine\ncpu.psi_some_pct = 40\ncpu.psi_some = 3\n")
+        rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", other)
+        assert rc == 2 and out == "", (rc, out)
+        assert err == (f"hwsigctl stat: {other}:3: unknown key 'cpu.psi_some' "
+                       "(the keys are listed in Documentation/thresholds.rst)\n"), err
+        rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", os.path.join(tmp, "missing.conf"))
+        assert rc == 2 and "cannot read thresholds file" in err and "No such file" in err, err
+        with open(os.path.join(root, "etc", "hwsig", "thresholds.conf"), "w") as f:
+            f.write("cpu.steal_pct = lots\n")
+        rc, out, err = fixture_stat(root, "-c", "1")
+        assert rc == 2 and err.count("\n") == 1, err
+        assert "thresholds.conf:1: key 'cpu.steal_pct': 'lots' is not a number" in err, err
+    finally:
+        shutil.rmtree(tmp)
+
+
+@case("table: unavailable reasons once at the start and in the summary, no colour when piped")
+def _():
+    rc, out, err = run(["stat", "--no-daemon", "--no-bpf", "-i", "0.2", "-c", "4"])
+    assert rc == 0, err
+    blocks = out.split("hwsig stat  ")[1:]
+    assert len(blocks) == 5, out
+    import re
+    said = [len(re.findall(r"^  \d+ metrics: BPF collectors disabled \(--no-bpf\)$", b, re.M)) for b in blocks]
+    assert said == [1, 0, 0, 0, 1], said
+    assert "\033[" not in out
+    for l in out.splitlines():
+        assert len(l) <= 80, l
+    rc, out, err = run(["stat", "--no-daemon", "--no-bpf", "-i", "0.2", "-c", "4", "-v"])
+    blocks = out.split("hwsig stat  ")[1:]
+    # -v: today's full per-scope list in every block.
+    assert all("BPF collectors disabled (--no-bpf)" in b for b in blocks), out
+
+
+@case("--compact: a header, then one line per interval")
+def _():
+    rc, out, err = run(["stat", "--no-daemon", "--no-bpf", "-i", "0.1", "-c", "22", "--compact"])
+    assert rc == 0, err
+    lines = out.splitlines()
+    head = "time     steal rq-p99 psi-c psi-m psi-i      dram    iops io-p99 headr verdict"
+    assert lines.count(head) == 3, out  # before intervals 1 and 21, and the summary's
+    data = [l for l in lines if len(l) > 8 and l[2] == ":" and l[5] == ":"]
+    assert len(data) == 22, out
+    assert lines[-1].startswith("summary "), lines[-1]
+    assert all(len(l) <= 80 for l in lines), [l for l in lines if len(l) > 80]
+    expect_usage_error(["stat", "--compact", "--format", "json"], "--compact is a table form")
+    expect_usage_error(["stat", "--thresholds", ""], "--thresholds needs a file name")
 
 
 for name, failure in results:

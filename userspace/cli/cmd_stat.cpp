@@ -2,12 +2,15 @@
 // and on exit (end of --count/--duration, or Ctrl-C) the summary over the
 // whole run, like perf stat.
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
+#include <cstring>
 #include <string_view>
+#include <unistd.h>
 
 #include "commands.h"
 #include "interrupt.h"
@@ -15,6 +18,8 @@
 #include "hwsig/render.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
+#include "hwsig/thresholds.h"
+#include "hwsig/verdicts.h"
 #include "snapshot_feed.h"
 
 namespace po = boost::program_options;
@@ -26,7 +31,11 @@ struct StatOptions {
 	unsigned long count = 0; // 0: until Ctrl-C
 	long long count_arg = 0; // as typed: a negative count is refused, not wrapped
 	std::string format = "table", root = "/";
-	bool json = false;
+	bool json = false, compact = false;
+	std::string thresholds_file; // --thresholds; else <root>/etc/hwsig/thresholds.conf if present
+	hwsig::Thresholds thresholds;
+	hwsig::UnavailableSaid said;  // what the table has said about unavailable metrics
+	unsigned compact_lines = 0;
 	bool no_bpf = false, no_kmod = false, no_pmu = false, no_daemon = false;
 	hwsig::RenderOptions render;
 };
@@ -51,14 +60,53 @@ void check_interval(const hwsig::Interval &iv)
 	std::exit(70); // EX_SOFTWARE
 }
 
-void print_interval(const hwsig::Interval &iv, const StatOptions &o)
+void print_interval(const hwsig::Interval &iv, StatOptions &o)
 {
 	check_interval(iv);
+	const hwsig::Verdicts verdicts =
+		hwsig::judge(iv, o.thresholds, [&](const std::string &scope) { return hwsig::scope_visible(scope, o.render); });
+	o.render.verdicts = &verdicts;
+	o.render.said = &o.said;
+	o.render.compact_lines = &o.compact_lines;
 	if (o.json)
 		std::printf("%s\n", hwsig::render_json(iv, o.render).c_str());
+	else if (o.compact)
+		std::printf("%s", hwsig::render_compact(iv, o.render).c_str());
 	else
 		std::printf("%s\n", hwsig::render_table(iv, o.render).c_str());
+	o.render.verdicts = nullptr;
 	std::fflush(stdout);
+}
+
+// Colour only for a person at a terminal: not when piped, not with NO_COLOR
+// set to anything (no-color.org), not on a dumb terminal.
+bool want_color()
+{
+	const char *no = std::getenv("NO_COLOR"), *term = std::getenv("TERM");
+	return isatty(STDOUT_FILENO) && !(no && *no) && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+// --thresholds FILE must exist; the default file may be absent (the
+// built-in defaults then). Either one with a bad line ends the command
+// (exit 2) naming the file, line and key.
+std::optional<int> load_thresholds(StatOptions &o, bool given)
+{
+	const std::string path = given ? o.thresholds_file : hwsig::join_path(o.root, "/etc/hwsig/thresholds.conf");
+	auto file = hwsig::read_file(path, 1u << 20);
+	if (!file.data) {
+		if (!given && file.err == ENOENT)
+			return std::nullopt;
+		std::fprintf(stderr, "hwsigctl stat: cannot read thresholds file %s: %s\n", path.c_str(),
+			     std::strerror(file.err));
+		return 2;
+	}
+	try {
+		o.thresholds = hwsig::parse_thresholds(*file.data, path);
+	} catch (const hwsig::ThresholdError &e) {
+		std::fprintf(stderr, "hwsigctl stat: %s\n", e.what());
+		return 2;
+	}
+	return std::nullopt;
 }
 
 const char *kExamples =
@@ -68,7 +116,10 @@ const char *kExamples =
 	"  hwsigctl stat --count 2 --interval 0.5 --format json\n"
 	"                                              two JSON lines (schema: Documentation/output.rst)\n"
 	"  hwsigctl stat --per-cpu                     add cpu:N scopes\n"
-	"  hwsigctl stat --vm web01                    one VM's scopes next to the host's\n";
+	"  hwsigctl stat --vm web01                    one VM's scopes next to the host's\n"
+	"  hwsigctl stat --compact -i 5                one line per 5 s, a header every 20\n"
+	"  hwsigctl stat --thresholds ./my.conf        verdicts with other thresholds\n"
+	"                                              (keys: Documentation/thresholds.rst)\n";
 
 // Fills o from args; returns the exit code when the command ends here
 // (--help, or a bad command line).
@@ -80,7 +131,12 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 					"is listed as unavailable with the reason. Ctrl-C prints the summary\n"
 					"so far. While hwsigd runs, its collectors are read (no second copy\n"
 					"of any BPF program is loaded, hwsig.ko is left as it is); --no-bpf,\n"
-					"--no-kmod, --no-pmu and --no-daemon sample in this process instead.\n\noptions");
+					"--no-kmod, --no-pmu and --no-daemon sample in this process instead.\n"
+					"Values are in human units; values past a threshold are marked '!'\n"
+					"and each interval ends with at most three verdicts (USE method:\n"
+					"the saturated resource and the evidence). Unavailable metrics are\n"
+					"listed once, grouped by reason, and again when that changes.\n"
+					"Colour on a terminal unless NO_COLOR is set.\n\noptions");
 	visible.add_options()
 		("help,h", "this help")
 		("interval,i", po::value<double>(&o.interval)->default_value(1.0), "seconds between snapshots (0.01 .. 3600)")
@@ -89,7 +145,11 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json (one object per line)")
 		("per-cpu,A", po::bool_switch(&o.render.per_cpu), "also show cpu:N scopes")
 		("vm", po::value<std::string>(&o.render.vm), "show this VM's scopes (name from 'hwsigctl vms') and the host's")
-		("verbose,v", po::bool_switch(&o.render.verbose), "show sources, notes and every unavailable scope")
+		("verbose,v", po::bool_switch(&o.render.verbose),
+		 "show sources, notes and every unavailable scope every interval")
+		("compact", po::bool_switch(&o.compact), "one line per interval, a header every 20 lines")
+		("thresholds", po::value<std::string>(&o.thresholds_file)->value_name("FILE"),
+		 "verdict thresholds file (default /etc/hwsig/thresholds.conf if present)")
 		("no-bpf", po::bool_switch(&o.no_bpf), "do not attach BPF collectors")
 		("no-kmod", po::bool_switch(&o.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
 		("no-pmu", po::bool_switch(&o.no_pmu), "do not program hardware counters at all")
@@ -120,6 +180,13 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 	if (vars.count("duration") && !vars.count("count"))
 		o.count = static_cast<unsigned long>(std::max(1.0, std::round(o.duration / o.interval)));
 	o.json = o.format == "json";
+	if (o.json && o.compact)
+		return hwsigctl::usage_error("stat", "--compact is a table form: not with --format json");
+	if (vars.count("thresholds") && o.thresholds_file.empty())
+		return hwsigctl::usage_error("stat", "--thresholds needs a file name");
+	if (auto bad = load_thresholds(o, vars.count("thresholds") > 0))
+		return bad;
+	o.render.color = !o.json && want_color();
 	return std::nullopt;
 }
 

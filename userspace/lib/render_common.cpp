@@ -41,3 +41,51 @@ std::string json_escape(const std::string &s)
 }
 
 } // namespace hwsig
+
+#include "hwsig/units.h"
+
+namespace hwsig {
+
+std::string wrap(const std::string &text, std::size_t first_used, std::size_t indent, std::size_t width)
+{
+	std::string out;
+	std::size_t col = first_used;
+	bool line_start = true;
+	for (std::size_t at = 0; at < text.size();) {
+		std::size_t sp = text.find(' ', at);
+		if (sp == std::string::npos)
+			sp = text.size();
+		const std::string word = text.substr(at, sp - at);
+		at = sp + 1;
+		if (word.empty())
+			continue;
+		const std::size_t w = display_width(word);
+		if (!line_start && col + 1 + w > width) {
+			out += "\n" + std::string(indent, ' ');
+			col = indent;
+			line_start = true;
+		}
+		if (!line_start) {
+			out += ' ';
+			++col;
+		}
+		out += word;
+		col += w;
+		line_start = false;
+	}
+	return out;
+}
+
+std::string render_verdict_lines(const RenderOptions &opt)
+{
+	std::string out;
+	if (!opt.verdicts)
+		return out;
+	for (std::size_t i = 0; i < opt.verdicts->lines.size() && i < kMaxVerdictLines; ++i) {
+		const std::string body = wrap(opt.verdicts->lines[i], 2, 4);
+		out += opt.color ? "\033[1;31m! " + body + "\033[0m\n" : "! " + body + "\n";
+	}
+	return out;
+}
+
+} // namespace hwsig

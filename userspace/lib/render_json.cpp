@@ -54,7 +54,23 @@ std::string render_json(const Interval &iv, const RenderOptions &opt)
 		out += "{\"id\":\"" + json_escape(u.id) + "\",\"scope\":\"" + json_escape(u.scope) +
 		       "\",\"reason\":\"" + json_escape(u.reason) + "\"}";
 	}
-	out += "]}";
+	out += "]";
+	// An addition to the schema: present whenever verdicts were judged,
+	// empty on a quiet host; one entry per metric past its threshold.
+	if (opt.verdicts) {
+		out += ",\"verdicts\":[";
+		first = true;
+		for (const auto &f : opt.verdicts->findings) {
+			out += first ? "" : ",";
+			first = false;
+			out += "{\"resource\":\"" + json_escape(f.resource) + "\",\"kind\":\"" + json_escape(f.kind) +
+			       "\",\"metric\":\"" + json_escape(f.metric) + "\",\"scope\":\"" + json_escape(f.scope) +
+			       "\",\"value\":" + number(f.value) + ",\"threshold\":" + number(f.threshold) +
+			       ",\"text\":\"" + json_escape(opt.verdicts->lines.at(f.line)) + "\"}";
+		}
+		out += "]";
+	}
+	out += "}";
 	return out;
 }
 
