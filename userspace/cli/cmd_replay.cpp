@@ -2,13 +2,16 @@
 // 'hwsigctl stat' derives and renders live ones.
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "hwsig/derive.h"
 #include "hwsig/dump_file.h"
+#include "hwsig/fs.h"
 #include "hwsig/render.h"
+#include "hwsig/render_stat.h"
 
 namespace po = boost::program_options;
 
@@ -38,7 +41,7 @@ namespace hwsigctl {
 
 int cmd_replay(const std::vector<std::string> &args)
 {
-	std::string file, format = "table";
+	std::string file, format = "table", thresholds_file;
 	bool info = false;
 	hwsig::RenderOptions render;
 	po::options_description visible("hwsigctl replay FILE [options]\n\n"
@@ -51,6 +54,8 @@ int cmd_replay(const std::vector<std::string> &args)
 		("per-cpu,A", po::bool_switch(&render.per_cpu), "also show cpu:N scopes")
 		("vm", po::value<std::string>(&render.vm), "show this VM's scopes and the host's")
 		("verbose,v", po::bool_switch(&render.verbose), "show sources, notes and every unavailable scope")
+		("thresholds", po::value<std::string>(&thresholds_file)->value_name("FILE"),
+		 "verdict thresholds file (default: the built-in thresholds)")
 		("info", po::bool_switch(&info), "print the file's host facts and trigger, not its intervals");
 	po::options_description hidden;
 	hidden.add_options()("file", po::value<std::string>(&file), "the dump");
@@ -86,16 +91,32 @@ int cmd_replay(const std::vector<std::string> &args)
 		std::fprintf(stderr, "hwsigctl replay: no VM named '%s' in %s\n", render.vm.c_str(), file.c_str());
 		return 1;
 	}
+	hwsig::Thresholds thresholds;
+	if (!thresholds_file.empty()) {
+		auto text = hwsig::read_file(thresholds_file);
+		if (!text.data) {
+			std::fprintf(stderr, "hwsigctl replay: cannot read thresholds file %s: %s\n", thresholds_file.c_str(),
+				     std::strerror(text.err));
+			return 2;
+		}
+		try {
+			thresholds = hwsig::parse_thresholds(*text.data, thresholds_file);
+		} catch (const std::exception &e) {
+			std::fprintf(stderr, "hwsigctl replay: %s\n", e.what());
+			return 2;
+		}
+	}
+	hwsig::UnavailableSaid said;
+	render.said = &said;
 	for (std::size_t i = 1; i < dump.snapshots.size(); ++i) {
 		const auto &prev = dump.snapshots[i - 1];
 		const auto &cur = dump.snapshots[i];
 		auto iv = hwsig::derive(prev.snapshot, cur.snapshot, cur.claimed_ids);
-		if (format == "json") {
-			std::printf("%s\n", hwsig::render_json(iv, render).c_str());
-		} else {
-			render.title = "interval " + std::to_string(i) + " of " + std::to_string(dump.snapshots.size() - 1);
-			std::printf("%s\n", hwsig::render_table(iv, render).c_str());
-		}
+		render.title = "interval " + std::to_string(i) + " of " + std::to_string(dump.snapshots.size() - 1);
+		std::fputs(hwsig::render_stat_interval(iv, render, thresholds,
+						       format == "json" ? hwsig::StatForm::Json : hwsig::StatForm::Table)
+				   .c_str(),
+			   stdout);
 	}
 	return 0;
 }

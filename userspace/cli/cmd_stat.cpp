@@ -19,7 +19,7 @@
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/thresholds.h"
-#include "hwsig/verdicts.h"
+#include "hwsig/render_stat.h"
 #include "snapshot_feed.h"
 
 namespace po = boost::program_options;
@@ -63,18 +63,10 @@ void check_interval(const hwsig::Interval &iv)
 void print_interval(const hwsig::Interval &iv, StatOptions &o)
 {
 	check_interval(iv);
-	const hwsig::Verdicts verdicts =
-		hwsig::judge(iv, o.thresholds, [&](const std::string &scope) { return hwsig::scope_visible(scope, o.render); });
-	o.render.verdicts = &verdicts;
 	o.render.said = &o.said;
 	o.render.compact_lines = &o.compact_lines;
-	if (o.json)
-		std::printf("%s\n", hwsig::render_json(iv, o.render).c_str());
-	else if (o.compact)
-		std::printf("%s", hwsig::render_compact(iv, o.render).c_str());
-	else
-		std::printf("%s\n", hwsig::render_table(iv, o.render).c_str());
-	o.render.verdicts = nullptr;
+	const auto form = o.json ? hwsig::StatForm::Json : o.compact ? hwsig::StatForm::Compact : hwsig::StatForm::Table;
+	std::fputs(hwsig::render_stat_interval(iv, o.render, o.thresholds, form).c_str(), stdout);
 	std::fflush(stdout);
 }
 

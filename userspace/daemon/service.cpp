@@ -25,6 +25,7 @@
 #include "hwsig/derive.h"
 #include "hwsig/dump_rule.h"
 #include "hwsig/render.h"
+#include "hwsig/render_stat.h"
 #include "hwsig/render_prometheus.h"
 #include "hwsig/sampler.h"
 #include "hwsig/snapshot_wire.h"
@@ -357,7 +358,9 @@ void Service::tick(std::uint64_t deadline)
 	if (cfg_.print_intervals || !rules_.empty()) {
 		const hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
 		if (cfg_.print_intervals) {
-			std::printf("%s\n", hwsig::render_json(iv, hwsig::RenderOptions{}).c_str());
+			hwsig::RenderOptions o;
+			std::fputs(hwsig::render_stat_interval(iv, o, hwsig::Thresholds{}, hwsig::StatForm::Json).c_str(),
+				   stdout);
 			std::fflush(stdout);
 		}
 		check_rules(iv);
