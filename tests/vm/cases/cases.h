@@ -26,5 +26,6 @@ int case_ctlseq(int argc, char **argv);
 int case_ebusy(int argc, char **argv);
 int case_bigstatus(int argc, char **argv);
 int case_isolated(int argc, char **argv);
+int case_fuzz(int argc, char **argv);
 
 #endif

@@ -29,6 +29,7 @@ static const struct vm_case cases[] = {
 	{ "ebusy-retry", case_ebusy },
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
+	{ "netlink-fuzz", case_fuzz },
 	{ "bench", case_bench },
 };
 

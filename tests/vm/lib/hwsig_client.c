@@ -471,6 +471,24 @@ int hw_reload(void)
 	return hw_reload_with("");
 }
 
+int hw_stop_and_unload(void)
+{
+	struct genl_sock s;
+	static struct genl_reply r;
+	if (!hw_open(&s)) {
+		hw_stop(&s, &r);
+		genl_close(&s);
+	}
+	int e = 0;
+	for (int i = 0; i < 50; i++) {
+		e = mod_unload("hwsig");
+		if (e != -EAGAIN && e != -EBUSY)
+			break;
+		sleep_ms(20);
+	}
+	return e;
+}
+
 int hw_reload_with(const char *params)
 {
 	if (mod_loaded("hwsig")) {

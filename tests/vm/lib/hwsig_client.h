@@ -130,5 +130,7 @@ long meminfo_kb(const char *field);
 int hw_reload(void);
 /* The same with module parameters ("ring_bytes_max=4096"). */
 int hw_reload_with(const char *params);
+/* STOP, then rmmod (retrying while a mapping lingers). */
+int hw_stop_and_unload(void);
 
 #endif
