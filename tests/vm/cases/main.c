@@ -30,6 +30,7 @@ static const struct vm_case cases[] = {
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
 	{ "netlink-fuzz", case_fuzz },
+	{ "hotplug-storm", case_hpstorm },
 	{ "bench", case_bench },
 };
 

@@ -309,6 +309,7 @@ int hw_map_open(struct hw_map *m)
 		m->size = size;
 		m->ctl = q;
 		m->ring_set = cp.ring_set;
+		m->geo = cp;
 		return 0;
 	}
 	munmap(p, (size_t)page);
@@ -328,7 +329,9 @@ void hw_map_close(struct hw_map *m)
 
 const struct hwsig_ring_header *hw_ring(const struct hw_map *m, unsigned cpu)
 {
-	return (const struct hwsig_ring_header *)(m->base + m->ctl->ring_offset + (uint64_t)cpu * m->ctl->ring_stride);
+	/* The layout the mapping was made with: the live control page may
+	 * describe newer rings already. */
+	return (const struct hwsig_ring_header *)(m->base + m->geo.ring_offset + (uint64_t)cpu * m->geo.ring_stride);
 }
 
 uint64_t hw_head(const struct hw_map *m, unsigned cpu)
@@ -339,14 +342,14 @@ uint64_t hw_head(const struct hw_map *m, unsigned cpu)
 void hw_reader_init_at_head(struct hw_reader *rd, const struct hw_map *m)
 {
 	memset(rd, 0, sizeof(*rd));
-	for (unsigned c = 0; c < m->ctl->nr_cpu_ids && c < VM_MAX_CPUS; c++)
+	for (unsigned c = 0; c < m->geo.nr_cpu_ids && c < VM_MAX_CPUS; c++)
 		rd->tail[c] = rd->last_head[c] = hw_head(m, c);
 }
 
 int hw_read_cpu(struct hw_reader *rd, const struct hw_map *m, unsigned cpu,
 		struct hwsig_record *out, int max)
 {
-	const struct hwsig_control_page *ctl = m->ctl;
+	const struct hwsig_control_page *ctl = &m->geo;
 	uint64_t head = hw_head(m, cpu);				/* (F) */
 	uint64_t tail = rd->tail[cpu];
 	uint64_t keep = ctl->ring_records < (uint64_t)max ? ctl->ring_records : (uint64_t)max;

@@ -78,6 +78,7 @@ struct hw_map {
 	size_t size;
 	const struct hwsig_control_page *ctl;
 	uint64_t ring_set;		/* of the rings this mapping holds */
+	struct hwsig_control_page geo;	/* the copy it was mapped by: its layout */
 	int remaps;			/* times hw_map_open mapped again */
 };
 
