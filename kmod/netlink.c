@@ -6,7 +6,9 @@
  * in the family's pre_doit (and the dump's start), before any attribute is
  * acted on: both the socket's opener and the sender must hold the
  * capability, so a privileged program writing to a netlink socket an
- * unprivileged user handed it (as its stdout, say) is refused.
+ * unprivileged user handed it (as its stdout, say) is refused. (A sender
+ * that names the kernel as destination asks on its own behalf:
+ * netlink_capable() then checks the sender alone.)
  * Every attribute has a strict policy; every refusal says why in extack.
  */
 #include <linux/capability.h>

@@ -209,7 +209,7 @@ Mapping RingReader::map_validated(int fd, const std::string &path, hwsig_control
 		// this mapping got the rings the copy describes.
 		if (cp.ring_set == 0 ||
 		    (cp.ring_offset + sizeof(hwsig_ring_header) <= m.size() &&
-		     load_acquire(&first_header(m.data(), cp)->ring_set) == cp.ring_set &&
+		     __atomic_load_n(&first_header(m.data(), cp)->ring_set, __ATOMIC_ACQUIRE) == cp.ring_set &&
 		     first_header(m.data(), cp)->ring_records == cp.ring_records)) {
 			copy = cp;
 			return m;

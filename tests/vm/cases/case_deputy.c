@@ -1,6 +1,6 @@
 /* The netlink confused deputy: a socket opened by an unprivileged user and
- * handed to a privileged process (as its stdout, say) must not carry the
- * privileged process's commands. The module checks the socket's opener
+ * handed to a privileged process (as its stdout, say) must not carry what
+ * the privileged process writes to it (write(2): no destination address). The module checks the socket's opener
  * (netlink_capable), not only the writer: every command and the
  * GET_STATUS dump are refused with EPERM and an extack message, and
  * nothing changes. The same root process on a socket it opened itself is
@@ -62,6 +62,10 @@ static int received_socket(struct genl_sock *s)
 	memcpy(&s->fd, CMSG_DATA(c), sizeof(int));
 	s->family = family;
 	s->seq = 1000;
+	/* The deputy writes, as to its stdout: no destination address. (A
+	 * sender that names the kernel as destination, sendto(2), asks on its
+	 * own behalf: netlink_capable() then checks the sender only.) */
+	s->use_write = 1;
 	return 0;
 }
 

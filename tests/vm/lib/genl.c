@@ -129,6 +129,10 @@ static int send_msg(struct genl_sock *s, struct genl_msg *m)
 	struct nlmsghdr *n = hdr(m);
 	n->nlmsg_len = (uint32_t)m->len;
 	n->nlmsg_seq = ++s->seq;
+	/* write(2) names no destination, as a program writing to a file
+	 * descriptor it was handed (its stdout) does. */
+	if (s->use_write)
+		return write(s->fd, m->buf, m->len) < 0 ? -errno : 0;
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 	if (sendto(s->fd, m->buf, m->len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
@@ -287,6 +291,7 @@ int genl_open(struct genl_sock *s, const char *family)
 {
 	s->family = 0;
 	s->seq = 0;
+	s->use_write = 0;
 	s->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (s->fd < 0)
 		return -errno;

@@ -21,6 +21,7 @@ struct genl_sock {
 	int fd;
 	uint16_t family;
 	uint32_t seq;
+	int use_write;		/* send with write(2), no destination address */
 };
 
 /* A parsed reply: every attribute of the top level, by type. */
