@@ -137,12 +137,13 @@ int hwsig_pmu_init(void)
 
 	event = perf_event_create_kernel_counter(&attr, raw_smp_processor_id(),
 						 NULL, NULL, NULL);
-	if (IS_ERR(event))
-		return PTR_ERR(event);
-	if (event->pmu->dev && event->pmu->dev->bus &&
-	    !strcmp(event->pmu->dev->bus->name, "event_source"))
-		hwsig.pmu_dev = get_device(event->pmu->dev);
-	perf_event_release_kernel(event);
+	if (!IS_ERR(event)) {
+		if (event->pmu->dev && event->pmu->dev->bus &&
+		    !strcmp(event->pmu->dev->bus->name, "event_source"))
+			hwsig.pmu_dev = get_device(event->pmu->dev);
+		perf_event_release_kernel(event);
+	}
+	/* Not fatal: the generic types still work. */
 	if (!hwsig.pmu_dev)
 		pr_warn("hwsig: PMU bus not found: PMUs with a dynamic type are refused\n");
 	return 0;
