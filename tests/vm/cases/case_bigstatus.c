@@ -85,6 +85,8 @@ int case_bigstatus(int argc, char **argv)
 	      (unsigned long long)st.records_written, (unsigned long long)heads);
 	hw_map_close(&m);
 	genl_close(&s);
+	/* 1040 counters released before the next case. */
+	CHECK_OK(hw_stop_and_unload(), "unloading");
 	vm_note("%d CPUs x %d events: %d entries in %d messages, each checked", online, HWSIG_MAX_EVENTS,
 		online * HWSIG_MAX_EVENTS, 1 + online);
 	return 0;
