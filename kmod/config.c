@@ -16,6 +16,7 @@
 #include <linux/cred.h>
 #include <linux/errno.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -35,8 +36,11 @@ static void hwsig_config_close_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hwsig_pmu_close_cpu(per_cpu_ptr(cfg->cpus, cpu));
+		/* Every release waits for its CPU: hundreds of CPUs add up. */
+		cond_resched();
+	}
 }
 
 /* hwsig.lock held; cfg is not (or no longer) hwsig.active. */
@@ -76,6 +80,7 @@ static int hwsig_config_open_all(struct hwsig_config *cfg,
 		err = hwsig_pmu_open_cpu(cfg, pc, req, extack);
 		if (err)
 			return err;
+		cond_resched();
 	}
 
 	/*
@@ -271,5 +276,6 @@ void hwsig_config_reconcile(struct hwsig_config *cfg)
 		hwsig_pmu_open_cpu(cfg, pc, NULL, NULL);
 		if (hwsig.running)
 			hwsig_sample_start_cpu(pc);
+		cond_resched();
 	}
 }

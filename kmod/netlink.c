@@ -465,6 +465,7 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 		err = hwsig_cpu_entries(msg, cfg, cpu);
 		if (err < 0)
 			goto err_free_msg;
+		cond_resched();
 	}
 	nla_nest_end(msg, list);
 	mutex_unlock(&hwsig.lock);

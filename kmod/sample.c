@@ -11,6 +11,7 @@
  * shows in time_ns.
  */
 #include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 
 #include "hwsig_priv.h"
@@ -160,6 +161,7 @@ void hwsig_sample_start_all(struct hwsig_config *cfg)
 
 		if (pc->opened && !pc->isolated)
 			hwsig_sample_start_cpu(pc);
+		cond_resched();
 	}
 }
 
@@ -167,6 +169,8 @@ void hwsig_sample_stop_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hwsig_sample_stop_cpu(per_cpu_ptr(cfg->cpus, cpu));
+		cond_resched();
+	}
 }
