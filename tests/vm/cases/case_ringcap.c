@@ -3,11 +3,15 @@
  * byte over it) is refused with ENOSPC and a message naming the cap, and
  * the module stays unconfigured. Rings exist only for possible CPUs and
  * GET_INFO reports the bytes in use. A second, differently sized ring set
- * built beside the first counts against the same cap. */
+ * built beside the first counts against the same cap. The pages are
+ * charged to the memory cgroup of the process that sent the CONFIGURE. */
 #include "cases.h"
 #include "common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { RING = 256 };
@@ -82,6 +86,31 @@ int case_ringcap(int argc, char **argv)
 	CHECK(in.ring_bytes_max == want, "default cap %llu, want min(1 GiB, MemTotal/8) = %llu",
 	      (unsigned long long)in.ring_bytes_max, (unsigned long long)want);
 	genl_close(&s);
+
+	/* Charged to the configuring caller's memory cgroup (__GFP_ACCOUNT). */
+	mkdir("/sys/fs/cgroup", 0755);
+	if (mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL) && errno != EBUSY)
+		FAIL("mounting cgroup2: %s", strerror(errno));
+	CHECK_OK(write_file_str("/sys/fs/cgroup/cgroup.subtree_control", "+memory"), "enabling the memory controller");
+	mkdir("/sys/fs/cgroup/hwsig-test", 0755);
+	char pid[32], cur[64];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	CHECK_OK(write_file_str("/sys/fs/cgroup/hwsig-test/cgroup.procs", pid), "joining the test cgroup");
+	CHECK_OK(hw_reload(), "loading hwsig.ko");
+	CHECK_OK(hw_open(&s), "resolving the family");
+	CHECK_OK(read_file_str("/sys/fs/cgroup/hwsig-test/memory.current", cur, sizeof(cur)), "memory.current");
+	uint64_t before = strtoull(cur, NULL, 10);
+	err = hw_configure(&s, 10000000, RING, hw_sw_events, 3, &r);
+	CHECK(!err, "CONFIGURE in the test cgroup: %s \"%s\"", strerror(-err), r.extack);
+	CHECK_OK(read_file_str("/sys/fs/cgroup/hwsig-test/memory.current", cur, sizeof(cur)), "memory.current");
+	uint64_t after = strtoull(cur, NULL, 10);
+	genl_close(&s);
+	CHECK_OK(hw_reload(), "unloading (rings freed)");
+	write_file_str("/sys/fs/cgroup/cgroup.procs", pid);
+	CHECK(after >= before + need, "the caller's cgroup was charged %lld bytes for %llu bytes of rings",
+	      (long long)(after - before), (unsigned long long)need);
+	vm_note("the configuring caller's cgroup: +%llu bytes for %llu bytes of rings", (unsigned long long)(after - before),
+		(unsigned long long)need);
 	vm_note("%d possible CPUs x %llu bytes = %llu: at the cap accepted, one byte over refused", ncpu,
 		(unsigned long long)stride, (unsigned long long)need);
 	return 0;
