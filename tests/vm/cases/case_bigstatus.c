@@ -48,7 +48,26 @@ int case_bigstatus(int argc, char **argv)
 	CHECK(st.nr_entries == online * HWSIG_MAX_EVENTS, "%d entries, want %d", st.nr_entries, online * HWSIG_MAX_EVENTS);
 	CHECK(st.running && st.have_written && st.have_cost, "summary: running %u written %d cost %d", st.running,
 	      st.have_written, st.have_cost);
-	sleep_ms(300);
+	/* Every CPU samples again (two more records each: the status values
+	 * are the last sample's) before the second dump. 65 vCPUs share the
+	 * host's cores: that may take a while, so wait for it, not a time. */
+	struct hw_map hm;
+	CHECK_OK(hw_map_open(&hm), "mapping");
+	uint64_t heads0[VM_MAX_CPUS];
+	for (int c = 0; c < ncpu; c++)
+		heads0[c] = hw_head(&hm, (unsigned)c);
+	int lagging = -1;
+	for (int tries = 0; tries < 600; tries++) {
+		lagging = -1;
+		for (int c = 0; c < ncpu && lagging < 0; c++)
+			if (cpu_online(c) && hw_head(&hm, (unsigned)c) < heads0[c] + 2)
+				lagging = c;
+		if (lagging < 0)
+			break;
+		sleep_ms(100);
+	}
+	hw_map_close(&hm);
+	CHECK(lagging < 0, "CPU %d wrote fewer than 2 records in 60 s", lagging);
 	CHECK_OK(hw_get_status(&s, &st2, &r), "second GET_STATUS dump");
 	for (int c = 0; c < ncpu; c++) {
 		if (!cpu_online(c))
