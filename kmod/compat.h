@@ -60,4 +60,14 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define WQ_PERCPU 0
 #endif
 
+/*
+ * 6.2 split the ops a family's pre_doit receives (struct genl_split_ops);
+ * before, pre_doit got the struct genl_ops itself.
+ */
+#ifdef HAS_GENL_SPLIT_OPS
+#define hwsig_pre_doit_ops genl_split_ops
+#else
+#define hwsig_pre_doit_ops genl_ops
+#endif
+
 #endif /* HWSIG_COMPAT_H */

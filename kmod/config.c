@@ -9,9 +9,14 @@
  * Rings of the same geometry are reused, so mappings stay valid; rings of
  * another geometry are new, and the old ones live on (marked offline) for
  * as long as a mapping holds them.
+ *
+ * Every counter is created with the credentials of the caller that sent
+ * the CONFIGURE (cfg->cred), whichever context opens it.
  */
+#include <linux/cred.h>
 #include <linux/errno.h>
 #include <linux/perf_event.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -31,8 +36,11 @@ static void hwsig_config_close_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hwsig_pmu_close_cpu(per_cpu_ptr(cfg->cpus, cpu));
+		/* Every release waits for its CPU: hundreds of CPUs add up. */
+		cond_resched();
+	}
 }
 
 /* hwsig.lock held; cfg is not (or no longer) hwsig.active. */
@@ -42,6 +50,7 @@ void hwsig_config_free(struct hwsig_config *cfg)
 	hwsig_config_close_all(cfg);
 	hwsig_buffers_put(cfg->bufs);
 	free_percpu(cfg->cpus);
+	put_cred(cfg->cred);
 	kfree(cfg);
 }
 
@@ -64,9 +73,14 @@ static int hwsig_config_open_all(struct hwsig_config *cfg,
 			continue;
 		pc->opened = true;
 		pc->events_epoch = epoch;
+		if (!hwsig_cpu_sampled(cfg, cpu)) {
+			pc->isolated = true;
+			continue;
+		}
 		err = hwsig_pmu_open_cpu(cfg, pc, req, extack);
 		if (err)
 			return err;
+		cond_resched();
 	}
 
 	/*
@@ -101,6 +115,8 @@ static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *re
 	if (!cfg)
 		return ERR_PTR(-ENOMEM);
 	cfg->interval_ns = req->interval_ns;
+	cfg->flags = req->flags;
+	cfg->cred = get_current_cred();
 	cfg->generation = hwsig.generation + 1;
 	cfg->nr_events = req->nr_events;
 	memcpy(cfg->events, req->events, sizeof(cfg->events));
@@ -108,7 +124,7 @@ static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *re
 	cfg->cpus = alloc_percpu(struct hwsig_cpu);
 	if (!cfg->cpus) {
 		err = -ENOMEM;
-		goto err_free_cfg;
+		goto err_put_cred;
 	}
 	for_each_possible_cpu(cpu) {
 		struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
@@ -123,10 +139,9 @@ static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *re
 		hwsig_buffers_get(current_bufs);
 		cfg->bufs = current_bufs;
 	} else {
-		cfg->bufs = hwsig_buffers_alloc(req->ring_records);
-		if (!cfg->bufs) {
-			NL_SET_ERR_MSG(extack, "hwsig: cannot allocate the rings");
-			err = -ENOMEM;
+		cfg->bufs = hwsig_buffers_alloc(req->ring_records, extack);
+		if (IS_ERR(cfg->bufs)) {
+			err = PTR_ERR(cfg->bufs);
 			goto err_free_cpus;
 		}
 	}
@@ -141,7 +156,8 @@ err_close_events:
 	hwsig_buffers_put(cfg->bufs);
 err_free_cpus:
 	free_percpu(cfg->cpus);
-err_free_cfg:
+err_put_cred:
+	put_cred(cfg->cred);
 	kfree(cfg);
 	return ERR_PTR(err);
 }
@@ -166,14 +182,20 @@ int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *
 
 	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
 	hwsig.active = new;
-	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 	hwsig.generation = new->generation;
-	hwsig_control_publish();
+	hwsig_control_publish_locked();
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 
 	if (running)
 		hwsig_sample_start_all(new);
 	if (old)
 		hwsig_config_free(old);
+	/*
+	 * Counters the old configuration kept busy (an exclusive PMU) are
+	 * free now: open them, or sending the same configuration again
+	 * would lose them for good.
+	 */
+	hwsig_config_reconcile(new);
 	/* CPUs that came or went while the new configuration was built. */
 	queue_work(system_wq, &hwsig.reconcile);
 	mutex_unlock(&hwsig.lock);
@@ -191,11 +213,13 @@ int hwsig_start(struct netlink_ext_ack *extack)
 		return -EINVAL;
 	}
 	if (!hwsig.running) {
+		/* Busy counters may have been released since CONFIGURE. */
+		hwsig_config_reconcile(hwsig.active);
 		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
 		hwsig.running = true;
+		hwsig_control_publish_locked();
 		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 		hwsig_sample_start_all(hwsig.active);
-		hwsig_control_publish();
 	}
 	mutex_unlock(&hwsig.lock);
 	return 0;
@@ -210,9 +234,9 @@ void hwsig_stop(void)
 	if (hwsig.running) {
 		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
 		hwsig.running = false;
+		hwsig_control_publish_locked();
 		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 		hwsig_sample_stop_all(hwsig.active);
-		hwsig_control_publish();
 	}
 	mutex_unlock(&hwsig.lock);
 }
@@ -221,7 +245,8 @@ void hwsig_stop(void)
  * Bring cfg in line with the CPUs' hotplug state: release the events of
  * CPUs that went offline since they were opened (perf detached them, they
  * never count again), open events on CPUs that came online, and start
- * their timers when sampling. hwsig.lock held; process context.
+ * their timers when sampling; retry the counters that were busy.
+ * hwsig.lock held; process context.
  */
 void hwsig_config_reconcile(struct hwsig_config *cfg)
 {
@@ -237,13 +262,20 @@ void hwsig_config_reconcile(struct hwsig_config *cfg)
 			hwsig_sample_stop_cpu(pc);
 			hwsig_pmu_close_cpu(pc);
 		}
+		if (live && pc->opened && !pc->isolated)
+			hwsig_pmu_retry_busy(cfg, pc);
 		if (!live || pc->opened)
 			continue;
 		pc->opened = true;
 		pc->events_epoch = epoch;
+		if (!hwsig_cpu_sampled(cfg, cpu)) {
+			pc->isolated = true;
+			continue;
+		}
 		/* Failures are per event and CPU here: GET_STATUS reports them. */
 		hwsig_pmu_open_cpu(cfg, pc, NULL, NULL);
 		if (hwsig.running)
 			hwsig_sample_start_cpu(pc);
+		cond_resched();
 	}
 }

@@ -9,7 +9,10 @@
  *                           releases perf events and swaps configurations.
  *   hwsig.hp_lock (raw)     hwsig.active, hwsig.running, hwsig.live and
  *                           hwsig_hp_epoch against the CPU hotplug
- *                           callbacks and the timer-starting IPIs.
+ *                           callbacks and the timer-starting IPIs; the
+ *                           control page is published under it, in the
+ *                           same section that swaps hwsig.active, so it
+ *                           always describes the ring set mmap() maps.
  * The sampling work takes no lock: every stop cancels it synchronously
  * before events are released or a configuration is freed.
  * The hotplug callbacks never take hwsig.lock and never create or release
@@ -20,6 +23,7 @@
 #ifndef HWSIG_PRIV_H
 #define HWSIG_PRIV_H
 
+#include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
@@ -32,34 +36,50 @@
 
 #include "compat.h"
 
+struct cred;
+struct device;
 struct nlattr;
 struct netlink_ext_ack;
+struct page;
 struct perf_event;
 
+/* One CPU's ring: its pages (mapped to userspace by the fault handler) and their vmap. */
+struct hwsig_ring {
+	void *vaddr;			/* header page, then the records */
+	struct page **pages;
+};
+
 /*
- * The rings of one ring geometry: one vmalloc area per possible CPU id,
- * each a header page followed by the records. Shared by the configuration
- * that writes them and by every mapping of them (vm_private_data), so a
- * reconfiguration never frees pages userspace still maps.
+ * The rings of one ring geometry: one ring per possible CPU (ids that are
+ * not possible have none and map as zero pages), each a header page
+ * followed by the records. Shared by the configuration that writes them
+ * and by every mapping of them (vm_private_data), so a reconfiguration
+ * never frees pages userspace still maps. Charged, while it lives,
+ * against hwsig.ring_bytes_max and to the allocating caller's memory
+ * cgroup (__GFP_ACCOUNT).
  */
 struct hwsig_buffers {
 	struct kref ref;
+	u64 id;				/* the control page's ring_set */
 	u32 ring_records;
+	unsigned int nr_pages;		/* per ring */
 	size_t ring_stride;		/* bytes per CPU, page aligned */
+	size_t bytes;			/* charged to hwsig.ring_bytes */
 	unsigned int nr_rings;		/* nr_cpu_ids */
-	void *rings[];
+	struct hwsig_ring rings[];
 };
 
+/* NULL for a CPU id that is not possible. */
 static inline struct hwsig_ring_header *
 hwsig_ring_header(const struct hwsig_buffers *bufs, unsigned int cpu)
 {
-	return bufs->rings[cpu];
+	return bufs->rings[cpu].vaddr;
 }
 
 static inline struct hwsig_record *
 hwsig_ring_records(const struct hwsig_buffers *bufs, unsigned int cpu)
 {
-	return bufs->rings[cpu] + PAGE_SIZE;
+	return bufs->rings[cpu].vaddr + PAGE_SIZE;
 }
 
 struct hwsig_event_spec {
@@ -75,6 +95,7 @@ struct hwsig_event_spec {
 struct hwsig_config_req {
 	u64 interval_ns;
 	u32 ring_records;
+	u32 flags;			/* HWSIG_CONFIG_F_* */
 	u32 nr_events;
 	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
 	const struct nlattr *event_attr[HWSIG_MAX_EVENTS];	/* for extack */
@@ -94,8 +115,9 @@ struct hwsig_cpu {
 	bool sampling;			/* between start and stop */
 	bool first;			/* next record: HWSIG_RECORD_F_FIRST */
 	bool opened;			/* events were opened for events_epoch */
+	bool isolated;			/* nohz_full/isolated, not sampled: no events, no timer */
 	unsigned long events_epoch;	/* hwsig_hp_epoch when opened */
-	struct perf_event *events[HWSIG_MAX_EVENTS];
+	struct perf_event *events[HWSIG_MAX_EVENTS];	/* set once per open (WRITE_ONCE) */
 	int error[HWSIG_MAX_EVENTS];	/* 0 or -errno: opening or last read */
 	u32 valid_mask;			/* of the last sample */
 	u64 value[HWSIG_MAX_EVENTS];
@@ -113,12 +135,19 @@ struct hwsig_cpu {
 struct hwsig_config {
 	u64 interval_ns;
 	u64 generation;
+	u32 flags;			/* HWSIG_CONFIG_F_* */
 	u32 nr_events;
 	u32 pmu_tried;			/* bit i: event i was opened somewhere */
 	u32 pmu_found;			/* bit i: event i's PMU answered */
 	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
 	struct hwsig_buffers *bufs;
 	struct hwsig_cpu __percpu *cpus;
+	/*
+	 * The configuring caller's credentials: every counter of this
+	 * configuration is created with them, also those the reconcile work
+	 * opens later for CPUs that come online.
+	 */
+	const struct cred *cred;
 };
 
 struct hwsig_state {
@@ -130,6 +159,11 @@ struct hwsig_state {
 	struct cpumask live;		/* between our online and offline callbacks */
 	struct page *control_page;	/* lives as long as the module */
 	struct hwsig_control_page *ctl;
+	struct page *hole_page;		/* zero: maps where a CPU id has no ring */
+	u64 ring_sets;			/* ids handed out; hwsig.lock */
+	atomic_long_t ring_bytes;	/* of every ring set alive */
+	unsigned long ring_bytes_max;	/* cap on ring_bytes; fixed at load */
+	struct device *pmu_dev;		/* a PMU device: finds the PMU bus */
 	struct work_struct reconcile;
 	struct workqueue_struct *wq;	/* per-CPU, high priority: sampling */
 	int hp_state;
@@ -139,7 +173,8 @@ extern struct hwsig_state hwsig;
 DECLARE_PER_CPU(unsigned long, hwsig_hp_epoch);
 
 /* ring.c */
-struct hwsig_buffers *hwsig_buffers_alloc(u32 ring_records);
+struct hwsig_buffers *hwsig_buffers_alloc(u32 ring_records, struct netlink_ext_ack *extack);
+size_t hwsig_ring_stride(u32 ring_records);
 void hwsig_buffers_get(struct hwsig_buffers *bufs);
 void hwsig_buffers_put(struct hwsig_buffers *bufs);
 void hwsig_buffers_set_online(struct hwsig_buffers *bufs, unsigned int cpu, bool online);
@@ -148,10 +183,16 @@ void hwsig_ring_publish(struct hwsig_buffers *bufs, const struct hwsig_cpu *pc,
 u64 hwsig_mmap_size(const struct hwsig_buffers *bufs);
 
 /* pmu.c */
+int hwsig_pmu_init(void);
+void hwsig_pmu_exit(void);
+int hwsig_pmu_type_check(u32 type, const struct nlattr *attr,
+			 struct netlink_ext_ack *extack);
 bool hwsig_event_targets(const struct hwsig_event_spec *spec, unsigned int cpu);
+bool hwsig_cpu_sampled(const struct hwsig_config *cfg, unsigned int cpu);
 int hwsig_pmu_open_cpu(struct hwsig_config *cfg, struct hwsig_cpu *pc,
 		       const struct hwsig_config_req *req,
 		       struct netlink_ext_ack *extack);
+void hwsig_pmu_retry_busy(struct hwsig_config *cfg, struct hwsig_cpu *pc);
 void hwsig_pmu_close_cpu(struct hwsig_cpu *pc);
 void hwsig_pmu_read(struct hwsig_cpu *pc);
 
@@ -174,7 +215,7 @@ void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch);
 /* chardev.c */
 int hwsig_chardev_init(void);
 void hwsig_chardev_exit(void);
-void hwsig_control_publish(void);
+void hwsig_control_publish_locked(void);
 
 /* netlink.c */
 int hwsig_netlink_init(void);

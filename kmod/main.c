@@ -9,6 +9,9 @@
  * configurations. Documentation/abi.rst describes the contract.
  */
 #include <linux/init.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sizes.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
 
@@ -19,16 +22,36 @@ struct hwsig_state hwsig = {
 	.hp_lock = __RAW_SPIN_LOCK_UNLOCKED(hwsig.hp_lock),
 };
 
+/*
+ * Cap on the bytes of all ring sets alive at once (the configured one, the
+ * one a CONFIGURE builds beside it, old ones still mapped). 0: the
+ * default, min(1 GiB, RAM / 8). Fixed at load: root sets it with modprobe.
+ */
+static unsigned long ring_bytes_max;
+module_param(ring_bytes_max, ulong, 0444);
+MODULE_PARM_DESC(ring_bytes_max, "cap on all ring memory in bytes (0: min(1 GiB, RAM/8))");
+
+static unsigned long hwsig_ring_bytes_default(void)
+{
+	return min_t(unsigned long, SZ_1G, (totalram_pages() << PAGE_SHIFT) / 8);
+}
+
 static int __init hwsig_init(void)
 {
 	int err;
 
+	hwsig.ring_bytes_max = hwsig_ring_bytes_default();
+	if (ring_bytes_max)
+		hwsig.ring_bytes_max = ring_bytes_max;
 	hwsig.wq = alloc_workqueue("hwsig", WQ_HIGHPRI | WQ_PERCPU, 0);
 	if (!hwsig.wq)
 		return -ENOMEM;
-	err = hwsig_chardev_init();
+	err = hwsig_pmu_init();
 	if (err)
 		goto err_destroy_wq;
+	err = hwsig_chardev_init();
+	if (err)
+		goto err_pmu_exit;
 	err = hwsig_hotplug_init();
 	if (err)
 		goto err_chardev_exit;
@@ -43,6 +66,8 @@ err_hotplug_exit:
 	hwsig_hotplug_exit();
 err_chardev_exit:
 	hwsig_chardev_exit();
+err_pmu_exit:
+	hwsig_pmu_exit();
 err_destroy_wq:
 	destroy_workqueue(hwsig.wq);
 	return err;
@@ -66,6 +91,7 @@ static void __exit hwsig_exit(void)
 	mutex_unlock(&hwsig.lock);
 
 	hwsig_chardev_exit();
+	hwsig_pmu_exit();
 	destroy_workqueue(hwsig.wq);
 }
 

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Generic netlink family "hwsig": the control plane. Every command needs
- * CAP_PERFMON or CAP_SYS_ADMIN (perfmon_capable()), GET_INFO included:
- * counter values and the host's layout are what perf itself guards.
+ * CAP_PERFMON or CAP_SYS_ADMIN, GET_INFO included: counter values and the
+ * host's layout are what perf itself guards. The check is netlink_capable()
+ * in the family's pre_doit (and the dump's start), before any attribute is
+ * acted on: both the socket's opener and the sender must hold the
+ * capability, so a privileged program writing to a netlink socket an
+ * unprivileged user handed it (as its stdout, say) is refused. (A sender
+ * that names the kernel as destination asks on its own behalf:
+ * netlink_capable() then checks the sender alone.)
  * Every attribute has a strict policy; every refusal says why in extack.
  */
 #include <linux/capability.h>
@@ -38,20 +44,35 @@ static const struct nla_policy hwsig_events_policy[HWSIG_ATTR_EVENT + 1] = {
 	[HWSIG_ATTR_EVENT] = NLA_POLICY_NESTED(hwsig_event_policy),
 };
 
-static const struct nla_policy hwsig_configure_policy[HWSIG_ATTR_EVENTS + 1] = {
+static const struct nla_policy hwsig_configure_policy[HWSIG_ATTR_CONFIG_FLAGS + 1] = {
 	[HWSIG_ATTR_RING_RECORDS] = NLA_POLICY_FULL_RANGE(NLA_U32, &hwsig_ring_range),
 	[HWSIG_ATTR_SAMPLE_INTERVAL_NS] =
 		NLA_POLICY_FULL_RANGE(NLA_U64, &hwsig_interval_range),
 	[HWSIG_ATTR_EVENTS] = NLA_POLICY_NESTED(hwsig_events_policy),
+	[HWSIG_ATTR_CONFIG_FLAGS] = NLA_POLICY_MASK(NLA_U32, HWSIG_CONFIG_F_ALL),
 };
 
 static struct genl_family hwsig_family;
 
-static int hwsig_check_perm(struct genl_info *info)
+/*
+ * netlink_capable(): the capability in the initial user namespace, held
+ * both by whoever opened the socket and by the task sending on it.
+ */
+static bool hwsig_sock_capable(const struct sk_buff *skb)
 {
-	if (perfmon_capable())
+	return netlink_capable(skb, CAP_PERFMON) ||
+	       netlink_capable(skb, CAP_SYS_ADMIN);
+}
+
+#define HWSIG_PERM_MSG \
+	"hwsig: the socket's opener and its sender both need CAP_PERFMON or CAP_SYS_ADMIN"
+
+static int hwsig_pre_doit(const struct hwsig_pre_doit_ops *ops, struct sk_buff *skb,
+			  struct genl_info *info)
+{
+	if (hwsig_sock_capable(skb))
 		return 0;
-	NL_SET_ERR_MSG(info->extack, "hwsig: CAP_PERFMON or CAP_SYS_ADMIN required");
+	NL_SET_ERR_MSG(info->extack, HWSIG_PERM_MSG);
 	return -EPERM;
 }
 
@@ -77,11 +98,9 @@ static int hwsig_parse_event(const struct nlattr *nla, struct hwsig_event_spec *
 		return -EINVAL;
 	}
 	spec->type = nla_get_u32(tb[HWSIG_EVENT_ATTR_PMU_TYPE]);
-	if (spec->type == PERF_TYPE_BREAKPOINT) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[HWSIG_EVENT_ATTR_PMU_TYPE],
-				    "hwsig: breakpoint events are not supported");
-		return -EINVAL;
-	}
+	err = hwsig_pmu_type_check(spec->type, tb[HWSIG_EVENT_ATTR_PMU_TYPE], extack);
+	if (err)
+		return err;
 	spec->config = nla_get_u64(tb[HWSIG_EVENT_ATTR_CONFIG]);
 	spec->config1 = tb[HWSIG_EVENT_ATTR_CONFIG1] ?
 			nla_get_u64(tb[HWSIG_EVENT_ATTR_CONFIG1]) : 0;
@@ -119,6 +138,8 @@ static int hwsig_parse_configure(struct genl_info *info, struct hwsig_config_req
 		return -EINVAL;
 	}
 	req->interval_ns = nla_get_u64(info->attrs[HWSIG_ATTR_SAMPLE_INTERVAL_NS]);
+	if (info->attrs[HWSIG_ATTR_CONFIG_FLAGS])
+		req->flags = nla_get_u32(info->attrs[HWSIG_ATTR_CONFIG_FLAGS]);
 	req->ring_records = HWSIG_DEFAULT_RING_RECORDS;
 	if (info->attrs[HWSIG_ATTR_RING_RECORDS]) {
 		req->ring_records = nla_get_u32(info->attrs[HWSIG_ATTR_RING_RECORDS]);
@@ -157,9 +178,6 @@ static int hwsig_cmd_configure(struct sk_buff *skb, struct genl_info *info)
 	struct hwsig_config_req *req;
 	int err;
 
-	err = hwsig_check_perm(info);
-	if (err)
-		return err;
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
@@ -172,18 +190,13 @@ static int hwsig_cmd_configure(struct sk_buff *skb, struct genl_info *info)
 
 static int hwsig_cmd_start(struct sk_buff *skb, struct genl_info *info)
 {
-	int err = hwsig_check_perm(info);
-
-	return err ? err : hwsig_start(info->extack);
+	return hwsig_start(info->extack);
 }
 
 static int hwsig_cmd_stop(struct sk_buff *skb, struct genl_info *info)
 {
-	int err = hwsig_check_perm(info);
-
-	if (!err)
-		hwsig_stop();
-	return err;
+	hwsig_stop();
+	return 0;
 }
 
 static int hwsig_fill_event(struct sk_buff *msg, const struct hwsig_event_spec *spec)
@@ -250,7 +263,12 @@ static int hwsig_fill_info(struct sk_buff *msg)
 	    nla_put_u32(msg, HWSIG_ATTR_MAX_RING_RECORDS, HWSIG_MAX_RING_RECORDS) ||
 	    nla_put_u8(msg, HWSIG_ATTR_RUNNING, hwsig.running) ||
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_CONFIG_GENERATION, hwsig.generation,
-			      HWSIG_ATTR_PAD))
+			      HWSIG_ATTR_PAD) ||
+	    nla_put_u32(msg, HWSIG_ATTR_CONFIG_FLAGS, cfg ? cfg->flags : 0) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_RING_BYTES_MAX, hwsig.ring_bytes_max,
+			      HWSIG_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, HWSIG_ATTR_RING_BYTES,
+			      atomic_long_read(&hwsig.ring_bytes), HWSIG_ATTR_PAD))
 		return -EMSGSIZE;
 	return cfg ? hwsig_fill_events(msg, cfg) : 0;
 }
@@ -261,9 +279,6 @@ static int hwsig_cmd_get_info(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	err = hwsig_check_perm(info);
-	if (err)
-		return err;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -316,19 +331,13 @@ static int hwsig_fill_status_entry(struct sk_buff *msg, const struct hwsig_cpu *
 	return 0;
 }
 
-/*
- * One entry per event and CPU it was meant to count on: every CPU online
- * now for HWSIG_EVENT_ALL_CPUS, its one CPU otherwise (-ENODEV while that
- * CPU is offline). hwsig.lock held.
- */
-static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg)
+/* The summary of every CPU's sampling. hwsig.lock held. */
+static int hwsig_fill_summary(struct sk_buff *msg, const struct hwsig_config *cfg)
 {
 	u64 ticks = 0, cost_sum = 0, cost_max = 0;
 	u64 lat_ticks = 0, lat_sum = 0, lat_max = 0;
 	u64 written = 0, overwritten = 0, skipped = 0, overrun = 0;
-	struct nlattr *list;
 	unsigned int cpu;
-	u32 i;
 
 	for_each_possible_cpu(cpu) {
 		const struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
@@ -365,51 +374,76 @@ static int hwsig_fill_status(struct sk_buff *msg, const struct hwsig_config *cfg
 	    nla_put_u64_64bit(msg, HWSIG_ATTR_RECORDS_OVERWRITTEN, overwritten,
 			      HWSIG_ATTR_PAD))
 		return -EMSGSIZE;
+	return 0;
+}
 
-	list = nla_nest_start(msg, HWSIG_ATTR_STATUS);
-	if (!list)
-		return -EMSGSIZE;
+/*
+ * The events cpu has an entry for: every event meant for all CPUs while
+ * cpu is online, and the events bound to it (-ENODEV while it is offline).
+ * Fills them into msg when it is not NULL; returns how many. A CPU that
+ * is not sampled (nohz_full/isolated) reports -ECANCELED. hwsig.lock held.
+ */
+static int hwsig_cpu_entries(struct sk_buff *msg, const struct hwsig_config *cfg,
+			     unsigned int cpu)
+{
+	const struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
+	unsigned long epoch;
+	int n = 0, err;
+	bool live;
+	u32 i;
+
+	hwsig_cpu_snapshot(cpu, &live, &epoch);
 	for (i = 0; i < cfg->nr_events; i++) {
 		const struct hwsig_event_spec *spec = &cfg->events[i];
 
-		for_each_possible_cpu(cpu) {
-			const struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
-			unsigned long epoch;
-			bool live;
-			int err;
-
-			if (!hwsig_event_targets(spec, cpu))
-				continue;
-			hwsig_cpu_snapshot(cpu, &live, &epoch);
-			if (!live && spec->cpu == HWSIG_EVENT_ALL_CPUS)
-				continue;
-			err = live && pc->opened ? READ_ONCE(pc->error[i]) : -ENODEV;
-			if (hwsig_fill_status_entry(msg, pc, i, err))
-				return -EMSGSIZE;
-		}
+		if (!hwsig_event_targets(spec, cpu))
+			continue;
+		if (!live && spec->cpu == HWSIG_EVENT_ALL_CPUS)
+			continue;
+		n++;
+		if (!msg)
+			continue;
+		if (!live || !pc->opened)
+			err = -ENODEV;
+		else if (pc->isolated)
+			err = -ECANCELED;
+		else
+			err = READ_ONCE(pc->error[i]);
+		if (hwsig_fill_status_entry(msg, pc, i, err))
+			return -EMSGSIZE;
 	}
-	nla_nest_end(msg, list);
-	return 0;
+	return n;
 }
 
 static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 {
+	const struct hwsig_config *cfg;
 	struct sk_buff *msg;
+	struct nlattr *list;
+	unsigned int cpu;
+	size_t entries = 0;
 	void *hdr;
 	int err;
 
-	err = hwsig_check_perm(info);
-	if (err)
-		return err;
-
 	mutex_lock(&hwsig.lock);
-	if (!hwsig.active) {
+	cfg = hwsig.active;
+	if (!cfg) {
 		NL_SET_ERR_MSG(info->extack, "hwsig: nothing configured: send CONFIGURE first");
 		err = -EINVAL;
 		goto err_unlock;
 	}
-	msg = genlmsg_new(NLMSG_GOODSIZE + (size_t)hwsig.active->nr_events *
-			  nr_cpu_ids * hwsig_status_entry_size(), GFP_KERNEL);
+	for_each_possible_cpu(cpu)
+		entries += hwsig_cpu_entries(NULL, cfg, cpu);
+	/* A nest's length is 16 bits: past it, only the dump can answer. */
+	if (nla_total_size(entries * hwsig_status_entry_size()) > U16_MAX) {
+		hwsig_err_fmt(info->extack,
+			      "hwsig: too many status entries for one message: dump GET_STATUS (NLM_F_DUMP)",
+			      "hwsig: %zu status entries do not fit one message: dump GET_STATUS (NLM_F_DUMP)",
+			      entries);
+		err = -EMSGSIZE;
+		goto err_unlock;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE + entries * hwsig_status_entry_size(), GFP_KERNEL);
 	if (!msg) {
 		err = -ENOMEM;
 		goto err_unlock;
@@ -419,9 +453,21 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 		err = -EMSGSIZE;
 		goto err_free_msg;
 	}
-	err = hwsig_fill_status(msg, hwsig.active);
+	err = hwsig_fill_summary(msg, cfg);
 	if (err)
 		goto err_free_msg;
+	list = nla_nest_start(msg, HWSIG_ATTR_STATUS);
+	if (!list) {
+		err = -EMSGSIZE;
+		goto err_free_msg;
+	}
+	for_each_possible_cpu(cpu) {
+		err = hwsig_cpu_entries(msg, cfg, cpu);
+		if (err < 0)
+			goto err_free_msg;
+		cond_resched();
+	}
+	nla_nest_end(msg, list);
 	mutex_unlock(&hwsig.lock);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
@@ -429,6 +475,92 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 err_free_msg:
 	nlmsg_free(msg);
 err_unlock:
+	mutex_unlock(&hwsig.lock);
+	return err;
+}
+
+static int hwsig_status_dump_start(struct netlink_callback *cb)
+{
+	if (hwsig_sock_capable(cb->skb))
+		return 0;
+	NL_SET_ERR_MSG(cb->extack, HWSIG_PERM_MSG);
+	return -EPERM;
+}
+
+/* Message of one CPU's entries; 0, -ENOENT when it has none, or -EMSGSIZE. */
+static int hwsig_dump_cpu(struct sk_buff *skb, struct netlink_callback *cb,
+			  const struct hwsig_config *cfg, unsigned int cpu)
+{
+	struct nlattr *list;
+	void *hdr;
+
+	if (!hwsig_cpu_entries(NULL, cfg, cpu))
+		return -ENOENT;
+	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			  &hwsig_family, NLM_F_MULTI, HWSIG_CMD_GET_STATUS);
+	if (!hdr)
+		return -EMSGSIZE;
+	genl_dump_check_consistent(cb, hdr);
+	if (nla_put_u32(skb, HWSIG_ATTR_STATUS_CPU, cpu) ||
+	    nla_put_u64_64bit(skb, HWSIG_ATTR_CONFIG_GENERATION, cfg->generation,
+			      HWSIG_ATTR_PAD))
+		goto err_cancel_msg;
+	list = nla_nest_start(skb, HWSIG_ATTR_STATUS);
+	if (!list || hwsig_cpu_entries(skb, cfg, cpu) < 0)
+		goto err_cancel_msg;
+	nla_nest_end(skb, list);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel_msg:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/*
+ * GET_STATUS as a dump: the summary, then one message per CPU with
+ * entries. cb->args[0]: 0 before the summary, else 1 + the next CPU id.
+ * cb->seq is the configuration's generation: a CONFIGURE between two
+ * parts of the dump marks the next message NLM_F_DUMP_INTR.
+ */
+static int hwsig_status_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct hwsig_config *cfg;
+	unsigned int cpu;
+	void *hdr;
+	int err = 0;
+
+	mutex_lock(&hwsig.lock);
+	cfg = hwsig.active;
+	if (!cfg) {
+		NL_SET_ERR_MSG(cb->extack, "hwsig: nothing configured: send CONFIGURE first");
+		err = -EINVAL;
+		goto out_unlock;
+	}
+	cb->seq = (unsigned int)cfg->generation;
+	if (!cb->args[0]) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &hwsig_family, NLM_F_MULTI, HWSIG_CMD_GET_STATUS);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			goto out_unlock;
+		}
+		genl_dump_check_consistent(cb, hdr);
+		if (hwsig_fill_summary(skb, cfg)) {
+			genlmsg_cancel(skb, hdr);
+			err = -EMSGSIZE;
+			goto out_unlock;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = 1;
+	}
+	for (cpu = cb->args[0] - 1; cpu < nr_cpu_ids; cpu++) {
+		if (cpu_possible(cpu) && hwsig_dump_cpu(skb, cb, cfg, cpu) == -EMSGSIZE)
+			break;
+		cb->args[0] = cpu + 2;
+	}
+	err = skb->len;
+out_unlock:
 	mutex_unlock(&hwsig.lock);
 	return err;
 }
@@ -459,6 +591,8 @@ static const struct genl_ops hwsig_ops[] = {
 	{
 		.cmd = HWSIG_CMD_GET_STATUS,
 		.doit = hwsig_cmd_get_status,
+		.start = hwsig_status_dump_start,
+		.dumpit = hwsig_status_dumpit,
 	},
 };
 
@@ -468,6 +602,7 @@ static struct genl_family hwsig_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = hwsig_ops,
 	.n_ops = ARRAY_SIZE(hwsig_ops),
+	.pre_doit = hwsig_pre_doit,
 	.netnsok = false,
 };
 

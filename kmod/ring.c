@@ -4,54 +4,128 @@
  * protocol described at struct hwsig_ring_header in <linux/hwsig.h> and in
  * Documentation/abi.rst. Barrier letters (A)..(F) are the header's.
  */
+#include <linux/gfp.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
+#include <net/netlink.h>
 
 #include "hwsig_priv.h"
+
+size_t hwsig_ring_stride(u32 ring_records)
+{
+	return PAGE_ALIGN(PAGE_SIZE + (size_t)ring_records * sizeof(struct hwsig_record));
+}
+
+static void hwsig_ring_free(struct hwsig_ring *ring, unsigned int nr_pages)
+{
+	unsigned int i;
+
+	if (!ring->pages)
+		return;
+	if (ring->vaddr)
+		vunmap(ring->vaddr);
+	for (i = 0; i < nr_pages && ring->pages[i]; i++)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	ring->pages = NULL;
+	ring->vaddr = NULL;
+}
 
 static void hwsig_buffers_free(struct hwsig_buffers *bufs)
 {
 	unsigned int cpu;
 
 	for (cpu = 0; cpu < bufs->nr_rings; cpu++)
-		vfree(bufs->rings[cpu]);
+		hwsig_ring_free(&bufs->rings[cpu], bufs->nr_pages);
+	atomic_long_sub(bufs->bytes, &hwsig.ring_bytes);
 	kfree(bufs);
 }
 
 /*
- * Rings for every CPU id below nr_cpu_ids, zeroed (vzalloc): nothing the
- * kernel held before is ever visible through the mapping, and a record
- * with seq 0 reads as never written.
+ * Zeroed pages on the CPU's node, charged to the caller's memory cgroup,
+ * and one kernel mapping of them for the producer.
  */
-struct hwsig_buffers *hwsig_buffers_alloc(u32 ring_records)
+static int hwsig_ring_alloc(struct hwsig_ring *ring, unsigned int nr_pages, int node)
 {
+	unsigned int i;
+
+	ring->pages = kvcalloc(nr_pages, sizeof(*ring->pages), GFP_KERNEL_ACCOUNT);
+	if (!ring->pages)
+		return -ENOMEM;
+	for (i = 0; i < nr_pages; i++) {
+		ring->pages[i] = alloc_pages_node(node, GFP_KERNEL_ACCOUNT | __GFP_ZERO, 0);
+		if (!ring->pages[i])
+			return -ENOMEM;
+	}
+	ring->vaddr = vmap(ring->pages, nr_pages, VM_MAP, PAGE_KERNEL);
+	return ring->vaddr ? 0 : -ENOMEM;
+}
+
+/* Charges bytes against the cap; false (and nothing charged) when over it. */
+static bool hwsig_ring_bytes_charge(size_t bytes)
+{
+	long total = atomic_long_add_return(bytes, &hwsig.ring_bytes);
+
+	if (total >= 0 && (unsigned long)total <= hwsig.ring_bytes_max)
+		return true;
+	atomic_long_sub(bytes, &hwsig.ring_bytes);
+	return false;
+}
+
+/*
+ * Rings for every possible CPU, zeroed: nothing the kernel held before is
+ * ever visible through the mapping, and a record with seq 0 reads as never
+ * written. Refused when it would take the ring sets alive (including the
+ * one it replaces, and old ones still mapped) over the cap. hwsig.lock held.
+ */
+struct hwsig_buffers *hwsig_buffers_alloc(u32 ring_records, struct netlink_ext_ack *extack)
+{
+	size_t stride = hwsig_ring_stride(ring_records);
+	size_t bytes = (size_t)num_possible_cpus() * stride;
 	struct hwsig_buffers *bufs;
 	unsigned int cpu;
 
-	bufs = kzalloc(struct_size(bufs, rings, nr_cpu_ids), GFP_KERNEL);
-	if (!bufs)
-		return NULL;
+	if (!hwsig_ring_bytes_charge(bytes)) {
+		hwsig_err_fmt(extack,
+			      "hwsig: the rings would exceed the ring memory cap (ring_bytes_max)",
+			      "hwsig: %zu bytes of rings exceed the ring memory cap: %lu of %lu in use",
+			      bytes, atomic_long_read(&hwsig.ring_bytes), hwsig.ring_bytes_max);
+		return ERR_PTR(-ENOSPC);
+	}
+	bufs = kzalloc(struct_size(bufs, rings, nr_cpu_ids), GFP_KERNEL_ACCOUNT);
+	if (!bufs) {
+		atomic_long_sub(bytes, &hwsig.ring_bytes);
+		return ERR_PTR(-ENOMEM);
+	}
 	kref_init(&bufs->ref);
+	bufs->id = ++hwsig.ring_sets;
 	bufs->ring_records = ring_records;
-	bufs->ring_stride = PAGE_ALIGN(PAGE_SIZE +
-				       (size_t)ring_records * sizeof(struct hwsig_record));
+	bufs->ring_stride = stride;
+	bufs->nr_pages = stride >> PAGE_SHIFT;
+	bufs->bytes = bytes;
 	bufs->nr_rings = nr_cpu_ids;
-	for (cpu = 0; cpu < bufs->nr_rings; cpu++) {
-		int node = cpu_possible(cpu) ? cpu_to_node(cpu) : NUMA_NO_NODE;
+	for_each_possible_cpu(cpu) {
+		struct hwsig_ring_header *hdr;
 
-		bufs->rings[cpu] = vzalloc_node(bufs->ring_stride, node);
-		if (!bufs->rings[cpu])
+		if (hwsig_ring_alloc(&bufs->rings[cpu], bufs->nr_pages, cpu_to_node(cpu)))
 			goto err_free_rings;
-		hwsig_ring_header(bufs, cpu)->cpu = cpu;
+		hdr = hwsig_ring_header(bufs, cpu);
+		hdr->cpu = cpu;
+		hdr->ring_set = bufs->id;
+		hdr->ring_records = ring_records;
+		cond_resched();
 	}
 	return bufs;
 
 err_free_rings:
 	hwsig_buffers_free(bufs);
-	return NULL;
+	NL_SET_ERR_MSG(extack, "hwsig: cannot allocate the rings");
+	return ERR_PTR(-ENOMEM);
 }
 
 void hwsig_buffers_get(struct hwsig_buffers *bufs)

@@ -11,6 +11,7 @@
  * shows in time_ns.
  */
 #include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/smp.h>
 
 #include "hwsig_priv.h"
@@ -108,7 +109,7 @@ static void hwsig_start_on_cpu(void *info)
 	struct hwsig_config *cfg = pc->cfg;
 
 	raw_spin_lock(&hwsig.hp_lock);
-	if (hwsig.running && hwsig.active == cfg && pc->opened &&
+	if (hwsig.running && hwsig.active == cfg && pc->opened && !pc->isolated &&
 	    cpumask_test_cpu(pc->cpu, &hwsig.live) &&
 	    pc->events_epoch == per_cpu(hwsig_hp_epoch, pc->cpu)) {
 		WRITE_ONCE(pc->first, true);
@@ -158,8 +159,9 @@ void hwsig_sample_start_all(struct hwsig_config *cfg)
 	for_each_possible_cpu(cpu) {
 		struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
 
-		if (pc->opened)
+		if (pc->opened && !pc->isolated)
 			hwsig_sample_start_cpu(pc);
+		cond_resched();
 	}
 }
 
@@ -167,6 +169,8 @@ void hwsig_sample_stop_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		hwsig_sample_stop_cpu(per_cpu_ptr(cfg->cpus, cpu));
+		cond_resched();
+	}
 }

@@ -42,9 +42,13 @@ public:
 		cp->sample_interval_ns = HWSIG_DEFAULT_INTERVAL_NS;
 		cp->config_generation = 1;
 		cp->clock_id = 1; // CLOCK_MONOTONIC
+		cp->seq = 2;      // published once, not being written
+		cp->ring_set = 1;
 		for (unsigned c = 0; c < nr_cpus; c++) {
 			header(c)->cpu = c;
 			header(c)->online = 1;
+			header(c)->ring_set = 1;
+			header(c)->ring_records = ring_records;
 		}
 	}
 

@@ -34,7 +34,9 @@ TEST_CASE("hwsig_control_page layout", "[abi]")
 	CHECK_FIELD(hwsig_control_page, config_generation, 72, 8);
 	CHECK_FIELD(hwsig_control_page, clock_id, 80, 4);
 	CHECK_FIELD(hwsig_control_page, __pad0, 84, 4);
-	CHECK_FIELD(hwsig_control_page, __reserved, 88, 53 * 8);
+	CHECK_FIELD(hwsig_control_page, seq, 88, 8);
+	CHECK_FIELD(hwsig_control_page, ring_set, 96, 8);
+	CHECK_FIELD(hwsig_control_page, __reserved, 104, 51 * 8);
 	// The versions must stay the first two words forever: the reader reads
 	// them before it trusts anything else.
 	CHECK(offsetof(hwsig_control_page, __reserved) + sizeof(hwsig_control_page::__reserved) == 512);
@@ -50,7 +52,10 @@ TEST_CASE("hwsig_ring_header layout", "[abi]")
 	CHECK_FIELD(hwsig_ring_header, cpu, 64, 4);
 	CHECK_FIELD(hwsig_ring_header, online, 68, 4);
 	CHECK_FIELD(hwsig_ring_header, overwritten, 72, 8);
-	CHECK_FIELD(hwsig_ring_header, __reserved, 80, 48);
+	CHECK_FIELD(hwsig_ring_header, ring_set, 80, 8);
+	CHECK_FIELD(hwsig_ring_header, ring_records, 88, 4);
+	CHECK_FIELD(hwsig_ring_header, __pad1, 92, 4);
+	CHECK_FIELD(hwsig_ring_header, __reserved, 96, 32);
 }
 
 TEST_CASE("hwsig_record layout", "[abi]")

@@ -230,6 +230,64 @@ TEST_CASE("refresh() notices a new configuration generation", "[ring]")
 	CHECK_THROWS_AS(reader.refresh(), hwsig::Error);
 }
 
+TEST_CASE("refresh() on reused rings delivers nothing already read again", "[ring]")
+{
+	RingWriter w(2, 8);
+	for (int i = 0; i < 5; i++) {
+		w.write(0);
+		w.write(1);
+	}
+	RingReader reader(w.base(), w.length(), RingReader::Start::Oldest);
+	std::vector<hwsig_record> out;
+	CHECK(reader.read_all(out).accepted == 10);
+	// A CONFIGURE with the same geometry: same ring set, new generation.
+	w.control()->config_generation = 2;
+	w.control()->seq += 2;
+	CHECK(reader.refresh());
+	CHECK(reader.geometry().config_generation == 2);
+	out.clear();
+	auto st = reader.read_all(out);
+	CHECK(st.accepted == 0);
+	CHECK(st.lost == 0);
+	w.write(0);
+	w.write(0);
+	st = reader.read_all(out);
+	REQUIRE(st.accepted == 2);
+	CHECK(out[0].seq == 6);
+	CHECK(out[1].seq == 7);
+	CHECK(reader.total_lost() == 0);
+}
+
+TEST_CASE("refresh() onto another ring set starts at its oldest record", "[ring]")
+{
+	RingWriter w(1, 8);
+	for (int i = 0; i < 3; i++)
+		w.write(0);
+	RingReader reader(w.base(), w.length(), RingReader::Start::Newest);
+	std::vector<hwsig_record> out;
+	CHECK(reader.read_all(out).accepted == 0);
+	w.control()->ring_set = 2;
+	w.control()->config_generation = 2;
+	CHECK(reader.refresh());
+	CHECK(reader.geometry().ring_set == 2);
+	CHECK(reader.read_all(out).accepted == 3);
+}
+
+TEST_CASE("a control page being written (odd sequence count) is never read half way", "[ring]")
+{
+	RingWriter w(1, 8);
+	w.control()->seq = 3;
+	try {
+		RingReader r(w.base(), w.length());
+		FAIL("read a control page whose write never finished");
+	} catch (const hwsig::Error &e) {
+		CHECK(e.err() == EAGAIN);
+	}
+	w.control()->seq = 4;
+	RingReader ok(w.base(), w.length());
+	CHECK(ok.geometry().ring_set == 1);
+}
+
 namespace {
 
 std::string refusal(RingWriter &w, std::size_t length)

@@ -111,6 +111,10 @@ constexpr AttrType kTopAttrs[] = {
 	{HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, NLA_U64},
 	{HWSIG_ATTR_TICKS_OVERRUN, NLA_U64},
 	{HWSIG_ATTR_TICKS_SKIPPED, NLA_U64},
+	{HWSIG_ATTR_CONFIG_FLAGS, NLA_U32},
+	{HWSIG_ATTR_RING_BYTES_MAX, NLA_U64},
+	{HWSIG_ATTR_RING_BYTES, NLA_U64},
+	{HWSIG_ATTR_STATUS_CPU, NLA_U32},
 };
 
 constexpr AttrType kEventAttrs[] = {
@@ -268,6 +272,13 @@ int on_ack(nl_msg *, void *arg)
 	return NL_STOP;
 }
 
+// NLMSG_DONE: the end of a dump (dumps are not ACKed).
+int on_finish(nl_msg *, void *arg)
+{
+	static_cast<Exchange *>(arg)->done = true;
+	return NL_STOP;
+}
+
 int on_error(sockaddr_nl *, nlmsgerr *e, void *arg)
 {
 	auto *x = static_cast<Exchange *>(arg);
@@ -329,16 +340,19 @@ struct KmodClient::Impl {
 			nl_socket_free(sock);
 	}
 
-	// Sends one request and reads until its ACK or error.
-	void exchange(int cmd, const std::function<void(nl_msg *)> &fill,
-		      const std::function<void(nlmsghdr *)> &on_reply)
+	// Sends one request and reads until its ACK or error (a dump: until
+	// its NLMSG_DONE). Returns false when the kernel marked the dump
+	// interrupted (NLM_F_DUMP_INTR: the data changed under it; read whole,
+	// to be done again).
+	bool exchange(int cmd, const std::function<void(nl_msg *)> &fill,
+		      const std::function<void(nlmsghdr *)> &on_reply, bool dump = false)
 	{
 		const std::string doing = std::string("hwsig ") + command_name(cmd);
 		MsgPtr msg(nlmsg_alloc());
 		if (!msg)
 			throw Error("building " + doing, ENOMEM);
-		if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, static_cast<std::uint8_t>(cmd),
-				 HWSIG_GENL_VERSION))
+		if (!genlmsg_put(msg.get(), NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, dump ? NLM_F_DUMP : 0,
+				 static_cast<std::uint8_t>(cmd), HWSIG_GENL_VERSION))
 			throw Error("building " + doing, ENOMEM);
 		if (fill)
 			fill(msg.get());
@@ -349,12 +363,17 @@ struct KmodClient::Impl {
 		x.on_reply = on_reply;
 		nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, on_valid, &x);
 		nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, on_ack, &x);
+		nl_cb_set(cb.get(), NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &x);
 		nl_cb_err(cb.get(), NL_CB_CUSTOM, on_error, &x);
 		if (int r = nl_send_auto(sock, msg.get()); r < 0)
 			throw_nl("sending " + doing, r);
+		bool interrupted = false;
 		while (!x.done) {
 			int r = nl_recvmsgs(sock, cb.get());
-			if (r < 0 && !x.done)
+			// libnl reads an interrupted dump to its end, then says so.
+			if (r == -NLE_DUMP_INTR)
+				interrupted = true;
+			else if (r < 0 && !x.done)
 				throw_nl("receiving the reply to " + doing +
 					 (r == -NLE_AGAIN ? " (timed out: is hwsig.ko stuck?)" : ""), r);
 		}
@@ -369,6 +388,7 @@ struct KmodClient::Impl {
 		}
 		if (x.parse_error)
 			std::rethrow_exception(x.parse_error);
+		return !interrupted;
 	}
 };
 
@@ -453,6 +473,9 @@ KmodInfo KmodClient::get_info()
 		take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
 		info.running = running != 0;
 		take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", info.config_generation);
+		take(tb, HWSIG_ATTR_CONFIG_FLAGS, "CONFIG_FLAGS", info.config_flags);
+		take(tb, HWSIG_ATTR_RING_BYTES_MAX, "RING_BYTES_MAX", info.ring_bytes_max);
+		take(tb, HWSIG_ATTR_RING_BYTES, "RING_BYTES", info.ring_bytes);
 		if (tb[HWSIG_ATTR_EVENTS])
 			info.events = parse_events(tb[HWSIG_ATTR_EVENTS]);
 		got = true;
@@ -481,6 +504,8 @@ void KmodClient::configure(const KmodConfig &config)
 			int r = nla_put_u64(m, HWSIG_ATTR_SAMPLE_INTERVAL_NS, config.sample_interval_ns);
 			if (r >= 0 && config.ring_records)
 				r = nla_put_u32(m, HWSIG_ATTR_RING_RECORDS, *config.ring_records);
+			if (r >= 0 && config.flags)
+				r = nla_put_u32(m, HWSIG_ATTR_CONFIG_FLAGS, config.flags);
 			nlattr *events = r >= 0 ? nla_nest_start(m, HWSIG_ATTR_EVENTS) : nullptr;
 			if (!events)
 				throw Error("building hwsig CONFIGURE", EMSGSIZE);
@@ -510,39 +535,82 @@ void KmodClient::stop()
 	impl_->exchange(HWSIG_CMD_STOP, nullptr, nullptr);
 }
 
+// GET_STATUS is a dump: the summary, then one message per CPU with that
+// CPU's entries, each message carrying the configuration's generation. A
+// dump the kernel marks interrupted, or whose messages name two
+// generations, is done again: entries of two configurations are never
+// mixed.
 KmodStatus KmodClient::get_status()
 {
-	KmodStatus st;
-	bool got = false;
-	impl_->exchange(HWSIG_CMD_GET_STATUS, nullptr, [&](nlmsghdr *h) {
-		nlattr *tb[HWSIG_ATTR_MAX + 1];
-		parse_top(h, tb, "GET_STATUS");
-		std::uint8_t running = 0;
-		take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
-		st.running = running != 0;
-		take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", st.config_generation);
-		take(tb, HWSIG_ATTR_SAMPLE_INTERVAL_NS, "SAMPLE_INTERVAL_NS", st.sample_interval_ns);
-		take(tb, HWSIG_ATTR_SAMPLE_COST_AVG_NS, "SAMPLE_COST_AVG_NS", st.sample_cost_avg_ns);
-		take(tb, HWSIG_ATTR_SAMPLE_COST_MAX_NS, "SAMPLE_COST_MAX_NS", st.sample_cost_max_ns);
-		take(tb, HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, "SAMPLE_LATENCY_AVG_NS", st.sample_latency_avg_ns);
-		take(tb, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, "SAMPLE_LATENCY_MAX_NS", st.sample_latency_max_ns);
-		take(tb, HWSIG_ATTR_TICKS_OVERRUN, "TICKS_OVERRUN", st.ticks_overrun);
-		take(tb, HWSIG_ATTR_TICKS_SKIPPED, "TICKS_SKIPPED", st.ticks_skipped);
-		take(tb, HWSIG_ATTR_RECORDS_WRITTEN, "RECORDS_WRITTEN", st.records_written);
-		take(tb, HWSIG_ATTR_RECORDS_OVERWRITTEN, "RECORDS_OVERWRITTEN", st.records_overwritten);
-		if (tb[HWSIG_ATTR_STATUS]) {
-			nlattr *a;
-			int rem;
-			nla_for_each_nested(a, tb[HWSIG_ATTR_STATUS], rem) {
-				if (nla_type(a) == HWSIG_ATTR_STATUS_ENTRY)
-					st.entries.push_back(parse_status_entry(a));
-			}
-		}
-		got = true;
-	});
-	if (!got)
-		throw Error("hwsig GET_STATUS: the module sent no reply", EPROTO);
-	return st;
+	constexpr int kAttempts = 10;
+	for (int attempt = 1;; attempt++) {
+		KmodStatus st;
+		bool got_summary = false, mixed = false;
+		std::int64_t last_cpu = -1;
+		const bool whole = impl_->exchange(
+			HWSIG_CMD_GET_STATUS, nullptr,
+			[&](nlmsghdr *h) {
+				nlattr *tb[HWSIG_ATTR_MAX + 1];
+				parse_top(h, tb, "GET_STATUS");
+				if (!tb[HWSIG_ATTR_CONFIG_GENERATION])
+					bad_reply("GET_STATUS message without CONFIG_GENERATION");
+				std::uint64_t gen = 0;
+				take(tb, HWSIG_ATTR_CONFIG_GENERATION, "CONFIG_GENERATION", gen);
+				if (!tb[HWSIG_ATTR_STATUS_CPU]) {
+					if (got_summary)
+						bad_reply("GET_STATUS dump with two summaries");
+					got_summary = true;
+					std::uint8_t running = 0;
+					take(tb, HWSIG_ATTR_RUNNING, "RUNNING", running);
+					st.running = running != 0;
+					st.config_generation = gen;
+					take(tb, HWSIG_ATTR_SAMPLE_INTERVAL_NS, "SAMPLE_INTERVAL_NS", st.sample_interval_ns);
+					take(tb, HWSIG_ATTR_SAMPLE_COST_AVG_NS, "SAMPLE_COST_AVG_NS", st.sample_cost_avg_ns);
+					take(tb, HWSIG_ATTR_SAMPLE_COST_MAX_NS, "SAMPLE_COST_MAX_NS", st.sample_cost_max_ns);
+					take(tb, HWSIG_ATTR_SAMPLE_LATENCY_AVG_NS, "SAMPLE_LATENCY_AVG_NS",
+					     st.sample_latency_avg_ns);
+					take(tb, HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, "SAMPLE_LATENCY_MAX_NS",
+					     st.sample_latency_max_ns);
+					take(tb, HWSIG_ATTR_TICKS_OVERRUN, "TICKS_OVERRUN", st.ticks_overrun);
+					take(tb, HWSIG_ATTR_TICKS_SKIPPED, "TICKS_SKIPPED", st.ticks_skipped);
+					take(tb, HWSIG_ATTR_RECORDS_WRITTEN, "RECORDS_WRITTEN", st.records_written);
+					take(tb, HWSIG_ATTR_RECORDS_OVERWRITTEN, "RECORDS_OVERWRITTEN",
+					     st.records_overwritten);
+					return;
+				}
+				if (!got_summary)
+					bad_reply("GET_STATUS dump: a CPU's entries before the summary");
+				if (gen != st.config_generation)
+					mixed = true;
+				std::uint32_t cpu = 0;
+				take(tb, HWSIG_ATTR_STATUS_CPU, "STATUS_CPU", cpu);
+				if (static_cast<std::int64_t>(cpu) <= last_cpu)
+					bad_reply("GET_STATUS dump: CPU " + std::to_string(cpu) + " out of order");
+				last_cpu = cpu;
+				if (!tb[HWSIG_ATTR_STATUS])
+					bad_reply("GET_STATUS dump: CPU " + std::to_string(cpu) + " without entries");
+				nlattr *a;
+				int rem;
+				nla_for_each_nested(a, tb[HWSIG_ATTR_STATUS], rem) {
+					if (nla_type(a) != HWSIG_ATTR_STATUS_ENTRY)
+						continue;
+					KmodStatusEntry e = parse_status_entry(a);
+					if (e.cpu != cpu)
+						bad_reply("GET_STATUS dump: an entry of CPU " + std::to_string(e.cpu) +
+							  " in CPU " + std::to_string(cpu) + "'s message");
+					st.entries.push_back(e);
+				}
+			},
+			true);
+		if (!got_summary)
+			throw Error("hwsig GET_STATUS: the module sent no summary", EPROTO);
+		if (whole && !mixed)
+			return st;
+		if (attempt == kAttempts)
+			throw Error("hwsig GET_STATUS: the configuration changed during each of " +
+					    std::to_string(kAttempts) + " dumps",
+				    EAGAIN);
+	}
 }
 
 } // namespace hwsig

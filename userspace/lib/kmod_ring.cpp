@@ -58,27 +58,37 @@ bool is_pow2(std::uint64_t v)
 	throw Error("reading the hwsig control page: " + what, EPROTO);
 }
 
-// The module rewrites the control page only under its configuration lock and
-// writes config_generation last (after an smp_wmb): load it with acquire,
-// copy the page, and retry if the generation moved meanwhile.
+// The module publishes the control page under a sequence count (odd while
+// it writes; <linux/hwsig.h>): load seq with acquire (J), copy the page, a
+// read barrier (H), load seq again; the copy is consistent iff both loads
+// saw the same even count. A writer holds the count odd only inside one
+// spinlocked section, so a few thousand tries are plenty; a page that
+// never settles is refused rather than half read.
 hwsig_control_page snapshot_control(const void *mapping)
 {
 	auto src = static_cast<const std::uint64_t *>(mapping);
-	constexpr std::size_t kGenWord = offsetof(hwsig_control_page, config_generation) / sizeof(std::uint64_t);
+	constexpr std::size_t kSeqWord = offsetof(hwsig_control_page, seq) / sizeof(std::uint64_t);
 	std::uint64_t words[sizeof(hwsig_control_page) / sizeof(std::uint64_t)];
-	for (int attempt = 0;; attempt++) {
-		const std::uint64_t gen = load_acquire(src + kGenWord);
+	for (int attempt = 0; attempt < 100000; attempt++) {
+		const std::uint64_t seq = load_acquire(src + kSeqWord); // (J) pairs with the module's (I)
+		if (seq & 1)
+			continue;
 		for (std::size_t i = 0; i < std::size(words); i++)
 			words[i] = load_relaxed(src + i);
-		std::atomic_thread_fence(std::memory_order_acquire);
-		if (load_relaxed(src + kGenWord) == gen || attempt >= 100) {
-			words[kGenWord] = gen;
-			break;
+		std::atomic_thread_fence(std::memory_order_acquire); // (H) pairs with the module's (G)
+		if (load_relaxed(src + kSeqWord) == seq) {
+			hwsig_control_page cp;
+			std::memcpy(&cp, words, sizeof(cp));
+			return cp;
 		}
 	}
-	hwsig_control_page cp;
-	std::memcpy(&cp, words, sizeof(cp));
-	return cp;
+	throw Error("reading the hwsig control page: it kept changing (sequence count never settled)", EAGAIN);
+}
+
+const hwsig_ring_header *first_header(const void *mapping, const hwsig_control_page &cp)
+{
+	return reinterpret_cast<const hwsig_ring_header *>(static_cast<const unsigned char *>(mapping) +
+							   cp.ring_offset);
 }
 
 } // namespace
@@ -119,6 +129,7 @@ RingGeometry validate_control_page(const void *mapping, std::size_t length)
 	g.running = cp.running != 0;
 	g.sample_interval_ns = cp.sample_interval_ns;
 	g.config_generation = cp.config_generation;
+	g.ring_set = cp.ring_set;
 	if (cp.ring_records == 0) {
 		// Loaded but never configured: a control page and no rings yet.
 		g.configured = false;
@@ -168,26 +179,56 @@ RingReader::RingReader(const void *mapping, std::size_t length, Start start)
 	reset_tails(start);
 }
 
+Mapping RingReader::map_validated(int fd, const std::string &path, hwsig_control_page &copy)
+{
+	long page = ::sysconf(_SC_PAGESIZE);
+	const std::size_t first = static_cast<std::size_t>(page > 0 ? page : 4096);
+	// The control page alone first: it says how long the mapping is.
+	Mapping head = Mapping::map_fd(fd, first, PROT_READ, MAP_SHARED, 0, path + " (control page)");
+	constexpr int kAttempts = 100;
+	for (int attempt = 1;; attempt++) {
+		const hwsig_control_page cp = snapshot_control(head.data());
+		if (std::string why = abi_mismatch(cp.abi_version, cp.compat_version); !why.empty())
+			throw Error("refusing " + path + ": " + why, EPROTO);
+		if (cp.mmap_size < first || cp.mmap_size > kMaxMappingBytes)
+			throw Error("reading " + path + ": mmap_size " + std::to_string(cp.mmap_size) +
+					    " is out of range",
+				    EPROTO);
+		Mapping m;
+		try {
+			m = Mapping::map_fd(fd, static_cast<std::size_t>(cp.mmap_size), PROT_READ, MAP_SHARED, 0,
+					    path);
+		} catch (const Error &e) {
+			// The rings shrank between the copy and mmap(): copy again.
+			if (e.err() != EINVAL || attempt == kAttempts)
+				throw;
+			continue;
+		}
+		// The module picks the ring set mmap() maps under the lock it
+		// publishes the control page under: CPU 0's header says whether
+		// this mapping got the rings the copy describes.
+		if (cp.ring_set == 0 ||
+		    (cp.ring_offset + sizeof(hwsig_ring_header) <= m.size() &&
+		     __atomic_load_n(&first_header(m.data(), cp)->ring_set, __ATOMIC_ACQUIRE) == cp.ring_set &&
+		     first_header(m.data(), cp)->ring_records == cp.ring_records)) {
+			copy = cp;
+			return m;
+		}
+		if (attempt == kAttempts)
+			throw Error("mapping " + path + ": the rings kept changing under " +
+					    std::to_string(kAttempts) + " attempts",
+				    EAGAIN);
+	}
+}
+
 RingReader RingReader::open_device(const std::string &path, Start start)
 {
 	RingReader r;
 	r.fd_ = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
 	if (!r.fd_)
 		throw_errno("opening " + path);
-	long page = ::sysconf(_SC_PAGESIZE);
-	std::size_t first = static_cast<std::size_t>(page > 0 ? page : 4096);
-	// Map the control page alone first: it says how long the mapping is.
-	Mapping head = Mapping::map_fd(r.fd_.get(), first, PROT_READ, MAP_SHARED, 0,
-				       path + " (control page)");
-	const hwsig_control_page cp = snapshot_control(head.data());
-	if (std::string why = abi_mismatch(cp.abi_version, cp.compat_version); !why.empty())
-		throw Error("refusing " + path + ": " + why, EPROTO);
-	if (cp.mmap_size < first || cp.mmap_size > kMaxMappingBytes)
-		throw Error("reading " + path + ": mmap_size " + std::to_string(cp.mmap_size) +
-				    " is out of range", EPROTO);
-	head.reset();
-	r.owned_ = Mapping::map_fd(r.fd_.get(), static_cast<std::size_t>(cp.mmap_size), PROT_READ,
-				   MAP_SHARED, 0, path);
+	hwsig_control_page cp;
+	r.owned_ = map_validated(r.fd_.get(), path, cp);
 	r.base_ = static_cast<const unsigned char *>(r.owned_.data());
 	r.length_ = r.owned_.size();
 	r.geometry_ = validate_control_page(r.base_, r.length_);
@@ -320,31 +361,30 @@ std::optional<hwsig_record> RingReader::latest(unsigned cpu) const
 bool RingReader::refresh()
 {
 	const hwsig_control_page cp = snapshot_control(base_);
-	const bool same = cp.config_generation == geometry_.config_generation &&
-			  cp.nr_cpu_ids == geometry_.nr_cpu_ids && cp.ring_offset == geometry_.ring_offset &&
-			  cp.ring_stride == geometry_.ring_stride && cp.data_offset == geometry_.data_offset &&
-			  cp.ring_records == geometry_.ring_records;
-	if (same) {
+	const bool same_rings = cp.ring_set == geometry_.ring_set && cp.nr_cpu_ids == geometry_.nr_cpu_ids &&
+				cp.ring_offset == geometry_.ring_offset && cp.ring_stride == geometry_.ring_stride &&
+				cp.data_offset == geometry_.data_offset && cp.ring_records == geometry_.ring_records;
+	if (same_rings) {
+		// The same rings (a reconfiguration that kept the geometry reuses
+		// them, heads and all): the tails stay, so nothing already read
+		// comes again; records of the new generation follow in order.
+		const bool reconfigured = cp.config_generation != geometry_.config_generation;
 		geometry_.running = cp.running != 0;
-		return false;
+		geometry_.config_generation = cp.config_generation;
+		geometry_.nr_events = cp.nr_events;
+		geometry_.sample_interval_ns = cp.sample_interval_ns;
+		return reconfigured;
 	}
-	// A new ring size means new rings (the old mapping stays valid but dead):
-	// map again whenever the layout moved, not only when its length did.
-	if (fd_ && (cp.mmap_size != length_ || cp.ring_records != geometry_.ring_records ||
-		    cp.ring_stride != geometry_.ring_stride || cp.nr_cpu_ids != geometry_.nr_cpu_ids)) {
-		if (std::string why = abi_mismatch(cp.abi_version, cp.compat_version); !why.empty())
-			throw Error("refusing hwsig.ko: " + why, EPROTO);
-		if (cp.mmap_size < sizeof(hwsig_control_page) || cp.mmap_size > kMaxMappingBytes)
-			throw Error("rereading the hwsig control page: mmap_size " +
-					    std::to_string(cp.mmap_size) + " is out of range",
-				    EPROTO);
-		Mapping m = Mapping::map_fd(fd_.get(), static_cast<std::size_t>(cp.mmap_size), PROT_READ,
-					    MAP_SHARED, 0, "/dev/hwsig (remap after reconfiguration)");
-		owned_ = std::move(m);
+	// Other rings: a device reader maps them; a caller's mapping can only
+	// be revalidated (its rings are whatever the caller mapped).
+	if (fd_) {
+		hwsig_control_page copy;
+		owned_ = map_validated(fd_.get(), "/dev/hwsig (remap after reconfiguration)", copy);
 		base_ = static_cast<const unsigned char *>(owned_.data());
 		length_ = owned_.size();
 	}
 	geometry_ = validate_control_page(base_, length_);
+	// New rings: nothing of them was read yet.
 	reset_tails(Start::Oldest);
 	return true;
 }

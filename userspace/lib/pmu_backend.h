@@ -90,6 +90,7 @@ private:
 	std::unique_ptr<KmodClient> client_;
 	std::unique_ptr<RingReader> reader_;
 	std::vector<std::string> series_; // per configured event; empty: not a pmu.* series
+	std::uint64_t series_generation_ = 0; // the configuration series_ names the events of
 	std::string problem_;
 	bool started_ = false;
 	bool status_checked_ = false;

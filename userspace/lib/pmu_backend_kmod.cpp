@@ -13,8 +13,14 @@ namespace hwsig {
 
 void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap)
 {
+	add_ring_counters(reader, series_of_event, reader.geometry().config_generation, snap);
+}
+
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
+		       std::uint64_t generation, Snapshot &snap)
+{
 	const auto &g = reader.geometry();
-	const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
+	const std::uint32_t gen = static_cast<std::uint32_t>(generation);
 	pmu::CounterSums sums;
 	for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
 		auto rec = reader.latest(cpu);
@@ -72,6 +78,19 @@ bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const 
 			started_ = true;
 			info = client_->get_info();
 		}
+		// The event list labels records of its own generation only: open
+		// the rings, then make sure the configuration did not change
+		// between GET_INFO and the mapping (else ask again).
+		for (int attempt = 1;; attempt++) {
+			reader_ = std::make_unique<RingReader>(
+				RingReader::open_device(device, RingReader::Start::Newest));
+			if (reader_->geometry().config_generation == info.config_generation)
+				break;
+			if (attempt == 5)
+				throw Error("hwsig.ko: the configuration kept changing while it was read", EAGAIN);
+			info = client_->get_info();
+		}
+		series_generation_ = info.config_generation;
 		// Records say values[i]; the configured names say which series.
 		std::map<std::string, const char *> by_name;
 		for (const auto &s : plan.series)
@@ -87,10 +106,10 @@ bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const 
 			// Someone else's configuration (e.g. software events only):
 			// leave it running and count with perf_event_open instead.
 			series_.clear();
+			reader_.reset();
 			problem_ = "hwsig.ko runs a configuration without cycles";
 			return false;
 		}
-		reader_ = std::make_unique<RingReader>(RingReader::open_device(device, RingReader::Start::Newest));
 		status_checked_ = false;
 		return true;
 	} catch (const Error &e) {
@@ -151,7 +170,10 @@ void KmodBackend::collect(Snapshot &snap, PmuNotes &notes)
 {
 	if (!status_checked_)
 		check_status(notes);
-	add_ring_counters(*reader_, series_, snap);
+	// Only records of the generation series_ was built from (a
+	// reconfiguration since shows in refresh(), which has the caller init
+	// again).
+	add_ring_counters(*reader_, series_, series_generation_, snap);
 }
 
 } // namespace pmu

@@ -24,8 +24,14 @@
 
 #include <linux/types.h>
 
-#define HWSIG_ABI_VERSION		1
-#define HWSIG_ABI_COMPAT_VERSION	1
+/*
+ * 2: control page seqcount and ring_set, ring header stamps, GET_STATUS
+ * as a dump (one message per CPU), CONFIGURE flags, ring memory cap.
+ * A version 1 reader cannot validate a mapping against its ring set, nor
+ * read GET_STATUS on a large host: compat_version is 2.
+ */
+#define HWSIG_ABI_VERSION		2
+#define HWSIG_ABI_COMPAT_VERSION	2
 
 #define HWSIG_DEVICE_NAME		"hwsig"		/* /dev/hwsig */
 #define HWSIG_GENL_NAME			"hwsig"
@@ -44,10 +50,28 @@
 /* hwsig_event's cpu: count on every online CPU (core PMU events). */
 #define HWSIG_EVENT_ALL_CPUS		(-1)
 
+/* HWSIG_ATTR_CONFIG_FLAGS (CONFIGURE, u32) */
 /*
- * Control page: page 0 of the mapping. Written by the module only under
- * its configuration lock while no sampling is running; the reader reads it
- * after GET_INFO/START and rereads when config_generation changes.
+ * Sample nohz_full and isolated (isolcpus=domain) CPUs too. Without it
+ * their timers never start: a host that dedicates CPUs to vCPUs gets no
+ * periodic tick from hwsig there, and GET_STATUS reports -ECANCELED for them.
+ */
+#define HWSIG_CONFIG_F_ISOLATED_CPUS	(1U << 0)
+#define HWSIG_CONFIG_F_ALL		HWSIG_CONFIG_F_ISOLATED_CPUS
+
+/*
+ * Control page: page 0 of the mapping. Every change is published under a
+ * sequence count, in the same critical section that swaps the ring set a
+ * new mmap() maps:
+ *	seq++ (odd: write in progress); smp_wmb();
+ *	write the fields;
+ *	smp_wmb(); seq++ (even again)
+ * A reader loads seq (acquire), copies the page, issues a read barrier and
+ * loads seq again: the copy is consistent iff both loads returned the
+ * same even value; otherwise it retries. ring_set names the ring set a
+ * mmap() made now would map; every ring header of that set carries the
+ * same ring_set and ring_records, so a reader checks its new mapping
+ * against the copy and maps again when they differ.
  */
 struct hwsig_control_page {
 	__u32 abi_version;		/* HWSIG_ABI_VERSION of the module */
@@ -66,7 +90,9 @@ struct hwsig_control_page {
 	__u64 config_generation;	/* bumped by every successful CONFIGURE */
 	__u32 clock_id;			/* CLOCK_MONOTONIC: record time_ns clock */
 	__u32 __pad0;
-	__u64 __reserved[53];		/* zero; room to grow in version 2+ */
+	__u64 seq;			/* version 2: odd while being written, see above */
+	__u64 ring_set;			/* version 2: id of the current ring set; 0: none */
+	__u64 __reserved[51];		/* zero; room to grow */
 };
 
 /*
@@ -99,7 +125,10 @@ struct hwsig_ring_header {
 	__u32 cpu;			/* set at allocation */
 	__u32 online;			/* 1 while this CPU is sampled: start/stop/hotplug */
 	__u64 overwritten;		/* by the producer after each record: max(head - ring_records, 0) */
-	__u64 __reserved[6];
+	__u64 ring_set;			/* version 2: the control page's ring_set of this set */
+	__u32 ring_records;		/* version 2: records per ring of this set */
+	__u32 __pad1;
+	__u64 __reserved[4];
 };
 
 /* hwsig_record.flags */
@@ -127,7 +156,7 @@ enum hwsig_cmd {
 	HWSIG_CMD_CONFIGURE,	/* interval, ring size, events: all or nothing */
 	HWSIG_CMD_START,
 	HWSIG_CMD_STOP,
-	HWSIG_CMD_GET_STATUS,	/* -> per event and CPU state, costs, counts */
+	HWSIG_CMD_GET_STATUS,	/* -> per event and CPU state, costs, counts; see below */
 	__HWSIG_CMD_MAX,
 };
 #define HWSIG_CMD_MAX (__HWSIG_CMD_MAX - 1)
@@ -161,6 +190,10 @@ enum hwsig_attr {
 	HWSIG_ATTR_SAMPLE_LATENCY_MAX_NS, /* u64 */
 	HWSIG_ATTR_TICKS_OVERRUN,	/* u64: timer periods that passed without the timer firing (hrtimer overruns), all CPUs */
 	HWSIG_ATTR_TICKS_SKIPPED,	/* u64: ticks that wrote no record: that CPU's previous sampling work had not run yet */
+	HWSIG_ATTR_CONFIG_FLAGS,	/* u32: HWSIG_CONFIG_F_*: CONFIGURE (optional) and GET_INFO */
+	HWSIG_ATTR_RING_BYTES_MAX,	/* u64: GET_INFO: cap on all ring sets alive together */
+	HWSIG_ATTR_RING_BYTES,		/* u64: GET_INFO: bytes of ring sets alive now */
+	HWSIG_ATTR_STATUS_CPU,		/* u32: GET_STATUS dump: the CPU this message's entries are of */
 	__HWSIG_ATTR_MAX,
 };
 #define HWSIG_ATTR_MAX (__HWSIG_ATTR_MAX - 1)
@@ -178,7 +211,20 @@ enum hwsig_event_attr {
 };
 #define HWSIG_EVENT_ATTR_MAX (__HWSIG_EVENT_ATTR_MAX - 1)
 
-/* One entry per (event, CPU) the event was meant to count on. */
+/*
+ * GET_STATUS. One entry per (event, CPU) the event was meant to count on.
+ *
+ * As a dump (NLM_F_DUMP; what readers use): the first message holds the
+ * summary (RUNNING, CONFIG_GENERATION, SAMPLE_*, TICKS_*, RECORDS_*), and
+ * then one message per CPU id with entries holds HWSIG_ATTR_STATUS_CPU,
+ * CONFIG_GENERATION and an HWSIG_ATTR_STATUS nest of that CPU's entries,
+ * so no message grows with the number of CPUs. Every message carries the
+ * configuration's generation; a configuration swapped during the dump
+ * sets NLM_F_DUMP_INTR on the next message: the reader starts over.
+ * As a plain request (no NLM_F_DUMP) the reply is one message, refused
+ * with -EMSGSIZE when the entries do not fit one attribute (a nest's
+ * length is 16 bits: about 1000 entries).
+ */
 enum hwsig_status_attr {
 	HWSIG_STATUS_ATTR_UNSPEC,
 	HWSIG_STATUS_ATTR_PAD,

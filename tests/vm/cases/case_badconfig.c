@@ -4,6 +4,7 @@
 #include "common.h"
 
 #include <linux/perf_event.h>
+#include <stdlib.h>
 
 enum { GOOD_INTERVAL = 10000000, GOOD_RING = 64 };
 
@@ -98,6 +99,26 @@ static void missing_pmu_type(struct genl_msg *m, uint16_t f)
 	put_event(m, "no-type", 0, PERF_COUNT_SW_CPU_CLOCK, 0);
 	genl_nest_end(m);
 }
+/* PMUs that are not counters: refused before any event is created. */
+static uint32_t kprobe_type = 0x7fff0001, uprobe_type = 0x7fff0002;
+static void one_event_of_type(struct genl_msg *m, uint16_t f, uint32_t type)
+{
+	base(m, f, GOOD_INTERVAL, GOOD_RING);
+	genl_nest_start(m, HWSIG_ATTR_EVENTS);
+	put_event(m, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 1);
+	put_event(m, "not-a-counter", type, 0, 1);
+	genl_nest_end(m);
+}
+static void tracepoint_pmu(struct genl_msg *m, uint16_t f) { one_event_of_type(m, f, PERF_TYPE_TRACEPOINT); }
+static void breakpoint_pmu(struct genl_msg *m, uint16_t f) { one_event_of_type(m, f, PERF_TYPE_BREAKPOINT); }
+static void kprobe_pmu(struct genl_msg *m, uint16_t f) { one_event_of_type(m, f, kprobe_type); }
+static void uprobe_pmu(struct genl_msg *m, uint16_t f) { one_event_of_type(m, f, uprobe_type); }
+static void unknown_flag(struct genl_msg *m, uint16_t f)
+{
+	base(m, f, GOOD_INTERVAL, GOOD_RING);
+	genl_put_u32(m, HWSIG_ATTR_CONFIG_FLAGS, 1u << 31);
+	put_events(m, 1);
+}
 static void long_name(struct genl_msg *m, uint16_t f)
 {
 	char name[HWSIG_EVENT_NAME_MAX + 8];
@@ -139,6 +160,11 @@ static const struct bad bads[] = {
 	{ "missing PMU type", missing_pmu_type },
 	{ "event name too long", long_name },
 	{ "event on a CPU that does not exist", bad_cpu },
+	{ "tracepoint PMU", tracepoint_pmu },
+	{ "breakpoint PMU", breakpoint_pmu },
+	{ "kprobe PMU", kprobe_pmu },
+	{ "uprobe PMU", uprobe_pmu },
+	{ "unknown configuration flag", unknown_flag },
 };
 
 int case_badconfig(int argc, char **argv)
@@ -149,6 +175,13 @@ int case_badconfig(int argc, char **argv)
 	struct genl_sock s;
 	struct hw_info before, after;
 	struct hw_map m;
+
+	/* The dynamic types of the kprobe and uprobe PMUs of this kernel. */
+	char buf[32];
+	CHECK_OK(read_file_str("/sys/bus/event_source/devices/kprobe/type", buf, sizeof(buf)), "kprobe PMU type");
+	kprobe_type = (uint32_t)strtoul(buf, NULL, 10);
+	CHECK_OK(read_file_str("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf)), "uprobe PMU type");
+	uprobe_type = (uint32_t)strtoul(buf, NULL, 10);
 
 	/* An unconfigured module stays unconfigured after a bad request. */
 	CHECK_OK(hw_reload(), "loading hwsig.ko");

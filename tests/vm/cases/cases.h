@@ -19,5 +19,14 @@ int case_readers(int argc, char **argv);
 int case_reconfig(int argc, char **argv);
 int case_onecpu(int argc, char **argv);
 int case_bench(int argc, char **argv);
+int case_deputy(int argc, char **argv);
+int case_ringcap(int argc, char **argv);
+int case_mmap(int argc, char **argv);
+int case_ctlseq(int argc, char **argv);
+int case_ebusy(int argc, char **argv);
+int case_bigstatus(int argc, char **argv);
+int case_isolated(int argc, char **argv);
+int case_fuzz(int argc, char **argv);
+int case_hpstorm(int argc, char **argv);
 
 #endif

@@ -52,9 +52,9 @@ struct hwsig_record *read_all(struct hw_reader *rd, const struct hw_map *m, unsi
 {
 	static struct hwsig_record *buf;
 	static uint32_t cap;
-	if (cap < m->ctl->ring_records) {
+	if (cap < m->geo.ring_records) {
 		free(buf);
-		cap = m->ctl->ring_records;
+		cap = m->geo.ring_records;
 		buf = calloc(cap, sizeof(*buf));
 	}
 	*n = hw_read_cpu(rd, m, cpu, buf, (int)cap);

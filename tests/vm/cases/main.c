@@ -22,6 +22,15 @@ static const struct vm_case cases[] = {
 	{ "cpu-hotplug", case_hotplug },
 	{ "two-readers", case_readers },
 	{ "reconfigure-mapped", case_reconfig },
+	{ "confused-deputy", case_deputy },
+	{ "ring-cap", case_ringcap },
+	{ "mmap-semantics", case_mmap },
+	{ "control-seq", case_ctlseq },
+	{ "ebusy-retry", case_ebusy },
+	{ "status-many-cpus", case_bigstatus },
+	{ "isolated-cpus", case_isolated },
+	{ "netlink-fuzz", case_fuzz },
+	{ "hotplug-storm", case_hpstorm },
 	{ "bench", case_bench },
 };
 

@@ -129,6 +129,10 @@ static int send_msg(struct genl_sock *s, struct genl_msg *m)
 	struct nlmsghdr *n = hdr(m);
 	n->nlmsg_len = (uint32_t)m->len;
 	n->nlmsg_seq = ++s->seq;
+	/* write(2) names no destination, as a program writing to a file
+	 * descriptor it was handed (its stdout) does. */
+	if (s->use_write)
+		return write(s->fd, m->buf, m->len) < 0 ? -errno : 0;
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 	if (sendto(s->fd, m->buf, m->len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
@@ -213,6 +217,54 @@ int genl_transact(struct genl_sock *s, struct genl_msg *m, struct genl_reply *r)
 	return r->error;
 }
 
+int genl_dump(struct genl_sock *s, struct genl_msg *m, genl_dump_cb cb, void *arg, struct genl_reply *r)
+{
+	static unsigned char buf[GENL_BUF_SIZE];
+	memset(r->attr, 0, sizeof(r->attr));
+	r->len = 0;
+	r->error = 0;
+	r->extack[0] = 0;
+	r->extack_offs = 0;
+	r->have_payload = 0;
+	hdr(m)->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	int err = send_msg(s, m);
+	if (err)
+		return r->error = err;
+	uint32_t seq = s->seq;
+	for (;;) {
+		ssize_t got = recv(s->fd, buf, sizeof(buf), 0);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return r->error = -errno;
+		}
+		size_t left = (size_t)got;
+		for (struct nlmsghdr *n = (struct nlmsghdr *)buf; NLMSG_OK(n, left); n = NLMSG_NEXT(n, left)) {
+			if (n->nlmsg_seq != seq)
+				continue;
+			if (n->nlmsg_type == NLMSG_ERROR) {
+				parse_error(r, n);
+				return r->error;
+			}
+			if (n->nlmsg_type == NLMSG_DONE) {
+				/* A dump's end may carry an error (and extack). */
+				if (n->nlmsg_len >= NLMSG_HDRLEN + sizeof(int)) {
+					int e;
+					memcpy(&e, NLMSG_DATA(n), sizeof(e));
+					if (e < 0)
+						r->error = e;
+				}
+				return r->error;
+			}
+			if (!r->error) {
+				int e = cb(n, arg);
+				if (e)
+					r->error = e;	/* read on to the end of the dump */
+			}
+		}
+	}
+}
+
 int genl_simple(struct genl_sock *s, uint8_t cmd, struct genl_reply *r)
 {
 	static struct genl_msg m;
@@ -239,6 +291,7 @@ int genl_open(struct genl_sock *s, const char *family)
 {
 	s->family = 0;
 	s->seq = 0;
+	s->use_write = 0;
 	s->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (s->fd < 0)
 		return -errno;

@@ -21,6 +21,7 @@ struct genl_sock {
 	int fd;
 	uint16_t family;
 	uint32_t seq;
+	int use_write;		/* send with write(2), no destination address */
 };
 
 /* A parsed reply: every attribute of the top level, by type. */
@@ -49,6 +50,11 @@ void genl_nest_end(struct genl_msg *m);
 
 /* Sends m, collects the reply (if any) and the ACK. Returns r->error. */
 int genl_transact(struct genl_sock *s, struct genl_msg *m, struct genl_reply *r);
+/* Sends m as a dump request (NLM_F_DUMP) and calls cb for every message of
+ * the dump (cb's non-zero return is remembered and returned at the end).
+ * Returns 0 or the first -errno (the kernel's, in r with its extack, or cb's). */
+typedef int (*genl_dump_cb)(const struct nlmsghdr *n, void *arg);
+int genl_dump(struct genl_sock *s, struct genl_msg *m, genl_dump_cb cb, void *arg, struct genl_reply *r);
 /* A command with no attributes. */
 int genl_simple(struct genl_sock *s, uint8_t cmd, struct genl_reply *r);
 

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/genetlink.h>
 #include <linux/perf_event.h>
 
 const struct hw_event_spec hw_sw_events[3] = {
@@ -62,6 +63,9 @@ int hw_get_info(struct genl_sock *s, struct hw_info *info, struct genl_reply *r)
 	U64(HWSIG_ATTR_MIN_INTERVAL_NS, min_interval_ns);
 	U64(HWSIG_ATTR_MAX_INTERVAL_NS, max_interval_ns);
 	U64(HWSIG_ATTR_CONFIG_GENERATION, config_generation);
+	U64(HWSIG_ATTR_RING_BYTES_MAX, ring_bytes_max);
+	U64(HWSIG_ATTR_RING_BYTES, ring_bytes);
+	U32(HWSIG_ATTR_CONFIG_FLAGS, config_flags);
 #undef U32
 #undef U64
 	if (a[HWSIG_ATTR_RUNNING])
@@ -69,15 +73,8 @@ int hw_get_info(struct genl_sock *s, struct hw_info *info, struct genl_reply *r)
 	return 0;
 }
 
-int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *r)
+static void status_summary(struct hw_status *st, const struct nlattr *const *a)
 {
-	memset(st, 0, offsetof(struct hw_status, entry));
-	int err = genl_simple(s, HWSIG_CMD_GET_STATUS, r);
-	if (err)
-		return err;
-	if (!r->have_payload)
-		return -ENODATA;
-	const struct nlattr *const *a = r->attr;
 	if (a[HWSIG_ATTR_RUNNING])
 		st->running = nla_u8v(a[HWSIG_ATTR_RUNNING]);
 	if (a[HWSIG_ATTR_CONFIG_GENERATION])
@@ -105,9 +102,13 @@ int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *
 		st->have_overwritten = 1;
 		st->records_overwritten = nla_u64v(a[HWSIG_ATTR_RECORDS_OVERWRITTEN]);
 	}
-	if (!a[HWSIG_ATTR_STATUS])
-		return 0;
-	for (const struct nlattr *e = nla_first(a[HWSIG_ATTR_STATUS]); e; e = nla_next(a[HWSIG_ATTR_STATUS], e)) {
+}
+
+/* Appends the entries of one HWSIG_ATTR_STATUS nest; only_cpu >= 0: every
+ * entry must be of that CPU. */
+static int status_entries(struct hw_status *st, const struct nlattr *list, int64_t only_cpu)
+{
+	for (const struct nlattr *e = nla_first(list); e; e = nla_next(list, e)) {
 		if ((e->nla_type & NLA_TYPE_MASK) != HWSIG_ATTR_STATUS_ENTRY)
 			continue;
 		if (st->nr_entries >= (int)(sizeof(st->entry) / sizeof(st->entry[0])))
@@ -122,6 +123,8 @@ int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *
 		x->event_index = nla_u32v(tb[HWSIG_STATUS_ATTR_EVENT_INDEX]);
 		x->cpu = nla_u32v(tb[HWSIG_STATUS_ATTR_CPU]);
 		x->error = (int32_t)nla_u32v(tb[HWSIG_STATUS_ATTR_ERROR]);
+		if (only_cpu >= 0 && x->cpu != (uint32_t)only_cpu)
+			return -EBADMSG;
 		if (tb[HWSIG_STATUS_ATTR_TIME_ENABLED])
 			x->time_enabled = nla_u64v(tb[HWSIG_STATUS_ATTR_TIME_ENABLED]);
 		if (tb[HWSIG_STATUS_ATTR_TIME_RUNNING])
@@ -130,6 +133,83 @@ int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *
 			x->value = nla_u64v(tb[HWSIG_STATUS_ATTR_VALUE]);
 	}
 	return 0;
+}
+
+int hw_get_status_doit(struct genl_sock *s, struct hw_status *st, struct genl_reply *r)
+{
+	memset(st, 0, offsetof(struct hw_status, entry));
+	int err = genl_simple(s, HWSIG_CMD_GET_STATUS, r);
+	if (err)
+		return err;
+	if (!r->have_payload)
+		return -ENODATA;
+	status_summary(st, r->attr);
+	st->messages = 1;
+	if (!r->attr[HWSIG_ATTR_STATUS])
+		return 0;
+	return status_entries(st, r->attr[HWSIG_ATTR_STATUS], -1);
+}
+
+struct dump_state {
+	struct hw_status *st;
+	int intr;
+	int have_gen;
+	int64_t last_cpu;
+};
+
+static int status_dump_msg(const struct nlmsghdr *n, void *arg)
+{
+	struct dump_state *d = arg;
+	struct hw_status *st = d->st;
+	if (n->nlmsg_flags & NLM_F_DUMP_INTR)
+		d->intr = 1;
+	size_t off = NLMSG_HDRLEN + GENL_HDRLEN;
+	if (n->nlmsg_len < off)
+		return -EBADMSG;
+	const struct nlattr *a[HWSIG_ATTR_MAX + 1];
+	if (nla_parse_into(a, HWSIG_ATTR_MAX, (const unsigned char *)n + off, n->nlmsg_len - off))
+		return -EBADMSG;
+	if (!a[HWSIG_ATTR_CONFIG_GENERATION])
+		return -EBADMSG;
+	uint64_t gen = nla_u64v(a[HWSIG_ATTR_CONFIG_GENERATION]);
+	if (d->have_gen && gen != st->config_generation)
+		d->intr = 1;	/* a configuration swapped in mid-dump */
+	st->messages++;
+	if (!a[HWSIG_ATTR_STATUS_CPU]) {
+		/* The summary: first, once. */
+		if (st->messages != 1)
+			return -EBADMSG;
+		status_summary(st, a);
+		d->have_gen = 1;
+		return 0;
+	}
+	if (st->messages == 1)
+		return -EBADMSG;
+	int64_t cpu = nla_u32v(a[HWSIG_ATTR_STATUS_CPU]);
+	/* One message per CPU, in CPU order. */
+	if (cpu <= d->last_cpu || !a[HWSIG_ATTR_STATUS])
+		return -EBADMSG;
+	d->last_cpu = cpu;
+	return status_entries(st, a[HWSIG_ATTR_STATUS], cpu);
+}
+
+int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *r)
+{
+	static struct genl_msg m;
+	int restarts = 0;
+	for (;;) {
+		memset(st, 0, offsetof(struct hw_status, entry));
+		struct dump_state d = { .st = st, .last_cpu = -1 };
+		genl_msg_init(&m, s->family, HWSIG_CMD_GET_STATUS);
+		int err = genl_dump(s, &m, status_dump_msg, &d, r);
+		if (err)
+			return err;
+		if (!d.intr || restarts >= 20) {
+			st->restarts = restarts;
+			return d.intr ? -EAGAIN : (st->messages ? 0 : -ENODATA);
+		}
+		restarts++;
+	}
 }
 
 const struct hw_status_entry *hw_status_find(const struct hw_status *st, uint32_t ev, uint32_t cpu)
@@ -143,9 +223,17 @@ const struct hw_status_entry *hw_status_find(const struct hw_status *st, uint32_
 int hw_configure(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_records,
 		 const struct hw_event_spec *ev, int n, struct genl_reply *r)
 {
+	return hw_configure_flags(s, interval_ns, ring_records, ev, n, 0, r);
+}
+
+int hw_configure_flags(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_records,
+		       const struct hw_event_spec *ev, int n, uint32_t flags, struct genl_reply *r)
+{
 	static struct genl_msg m;
 	genl_msg_init(&m, s->family, HWSIG_CMD_CONFIGURE);
 	genl_put_u64(&m, HWSIG_ATTR_SAMPLE_INTERVAL_NS, interval_ns);
+	if (flags)
+		genl_put_u32(&m, HWSIG_ATTR_CONFIG_FLAGS, flags);
 	if (ring_records)
 		genl_put_u32(&m, HWSIG_ATTR_RING_RECORDS, ring_records);
 	genl_nest_start(&m, HWSIG_ATTR_EVENTS);
@@ -164,6 +252,20 @@ int hw_configure(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_record
 int hw_start(struct genl_sock *s, struct genl_reply *r) { return genl_simple(s, HWSIG_CMD_START, r); }
 int hw_stop(struct genl_sock *s, struct genl_reply *r) { return genl_simple(s, HWSIG_CMD_STOP, r); }
 
+int hw_control_snapshot(const struct hwsig_control_page *live, struct hwsig_control_page *copy)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint64_t s1 = __atomic_load_n(&live->seq, __ATOMIC_ACQUIRE);	/* (J) */
+		if (s1 & 1)
+			continue;
+		memcpy(copy, (const void *)live, sizeof(*copy));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);			/* (H) */
+		if (__atomic_load_n(&live->seq, __ATOMIC_RELAXED) == s1)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
 int hw_map_open(struct hw_map *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -177,20 +279,42 @@ int hw_map_open(struct hw_map *m)
 		close(m->fd);
 		return e;
 	}
-	size_t size = (size_t)((const struct hwsig_control_page *)p)->mmap_size;
-	munmap(p, (size_t)page);
-	if (!size)
-		size = (size_t)page;
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, m->fd, 0);
-	if (p == MAP_FAILED) {
-		int e = -errno;
-		close(m->fd);
-		return e;
+	const struct hwsig_control_page *live = p;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		struct hwsig_control_page cp;
+		if (hw_control_snapshot(live, &cp))
+			continue;
+		size_t size = cp.mmap_size ? (size_t)cp.mmap_size : (size_t)page;
+		void *q = mmap(NULL, size, PROT_READ, MAP_SHARED, m->fd, 0);
+		if (q == MAP_FAILED) {
+			if (errno == EINVAL) {	/* the rings shrank meanwhile */
+				m->remaps++;
+				continue;
+			}
+			int e = -errno;
+			munmap(p, (size_t)page);
+			close(m->fd);
+			return e;
+		}
+		if (cp.ring_set) {
+			const struct hwsig_ring_header *h0 = (const void *)((unsigned char *)q + cp.ring_offset);
+			if (h0->ring_set != cp.ring_set || h0->ring_records != cp.ring_records) {
+				munmap(q, size);
+				m->remaps++;
+				continue;
+			}
+		}
+		munmap(p, (size_t)page);
+		m->base = q;
+		m->size = size;
+		m->ctl = q;
+		m->ring_set = cp.ring_set;
+		m->geo = cp;
+		return 0;
 	}
-	m->base = p;
-	m->size = size;
-	m->ctl = p;
-	return 0;
+	munmap(p, (size_t)page);
+	close(m->fd);
+	return -EAGAIN;
 }
 
 void hw_map_close(struct hw_map *m)
@@ -205,7 +329,9 @@ void hw_map_close(struct hw_map *m)
 
 const struct hwsig_ring_header *hw_ring(const struct hw_map *m, unsigned cpu)
 {
-	return (const struct hwsig_ring_header *)(m->base + m->ctl->ring_offset + (uint64_t)cpu * m->ctl->ring_stride);
+	/* The layout the mapping was made with: the live control page may
+	 * describe newer rings already. */
+	return (const struct hwsig_ring_header *)(m->base + m->geo.ring_offset + (uint64_t)cpu * m->geo.ring_stride);
 }
 
 uint64_t hw_head(const struct hw_map *m, unsigned cpu)
@@ -216,14 +342,14 @@ uint64_t hw_head(const struct hw_map *m, unsigned cpu)
 void hw_reader_init_at_head(struct hw_reader *rd, const struct hw_map *m)
 {
 	memset(rd, 0, sizeof(*rd));
-	for (unsigned c = 0; c < m->ctl->nr_cpu_ids && c < VM_MAX_CPUS; c++)
+	for (unsigned c = 0; c < m->geo.nr_cpu_ids && c < VM_MAX_CPUS; c++)
 		rd->tail[c] = rd->last_head[c] = hw_head(m, c);
 }
 
 int hw_read_cpu(struct hw_reader *rd, const struct hw_map *m, unsigned cpu,
 		struct hwsig_record *out, int max)
 {
-	const struct hwsig_control_page *ctl = m->ctl;
+	const struct hwsig_control_page *ctl = &m->geo;
 	uint64_t head = hw_head(m, cpu);				/* (F) */
 	uint64_t tail = rd->tail[cpu];
 	uint64_t keep = ctl->ring_records < (uint64_t)max ? ctl->ring_records : (uint64_t)max;
@@ -345,6 +471,29 @@ long meminfo_kb(const char *field)
 
 int hw_reload(void)
 {
+	return hw_reload_with("");
+}
+
+int hw_stop_and_unload(void)
+{
+	struct genl_sock s;
+	static struct genl_reply r;
+	if (!hw_open(&s)) {
+		hw_stop(&s, &r);
+		genl_close(&s);
+	}
+	int e = 0;
+	for (int i = 0; i < 50; i++) {
+		e = mod_unload("hwsig");
+		if (e != -EAGAIN && e != -EBUSY)
+			break;
+		sleep_ms(20);
+	}
+	return e;
+}
+
+int hw_reload_with(const char *params)
+{
 	if (mod_loaded("hwsig")) {
 		struct genl_sock s;
 		static struct genl_reply r;
@@ -363,5 +512,5 @@ int hw_reload(void)
 		if (e)
 			return e;
 	}
-	return mod_load(HWSIG_KO, "");
+	return mod_load(HWSIG_KO, params);
 }

@@ -10,7 +10,7 @@
 
 #include "genl.h"
 
-#define VM_MAX_CPUS 64
+#define VM_MAX_CPUS 128
 
 struct hw_info {
 	int have[HWSIG_ATTR_MAX + 1];	/* which attributes the reply held */
@@ -18,6 +18,8 @@ struct hw_info {
 	uint32_t ring_records, record_size, max_events, max_ring_records;
 	uint64_t mmap_size, sample_interval_ns, min_interval_ns, max_interval_ns;
 	uint64_t config_generation;
+	uint64_t ring_bytes_max, ring_bytes;
+	uint32_t config_flags;
 	uint8_t running;
 };
 
@@ -35,6 +37,8 @@ struct hw_status {
 	uint64_t records_written, records_overwritten;
 	uint64_t ticks_overrun, ticks_skipped;		/* this configuration, all CPUs */
 	int have_cost, have_latency, have_written, have_overwritten, have_ticks;
+	int messages;			/* dump: messages received (summary included) */
+	int restarts;			/* dump: times it started over (NLM_F_DUMP_INTR) */
 	int nr_entries;
 	struct hw_status_entry entry[HWSIG_MAX_EVENTS * VM_MAX_CPUS];
 };
@@ -51,10 +55,17 @@ extern const struct hw_event_spec hw_sw_events[3];
 
 int hw_open(struct genl_sock *s);
 int hw_get_info(struct genl_sock *s, struct hw_info *info, struct genl_reply *r);
+/* GET_STATUS as a dump (summary + one message per CPU; every message's
+ * generation and CPU checked), started over while NLM_F_DUMP_INTR. */
 int hw_get_status(struct genl_sock *s, struct hw_status *st, struct genl_reply *r);
+/* GET_STATUS as one message (the doit). */
+int hw_get_status_doit(struct genl_sock *s, struct hw_status *st, struct genl_reply *r);
 /* ring_records 0: attribute left out (module default). */
 int hw_configure(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_records,
 		 const struct hw_event_spec *ev, int n, struct genl_reply *r);
+/* The same with HWSIG_ATTR_CONFIG_FLAGS. */
+int hw_configure_flags(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_records,
+		       const struct hw_event_spec *ev, int n, uint32_t flags, struct genl_reply *r);
 int hw_start(struct genl_sock *s, struct genl_reply *r);
 int hw_stop(struct genl_sock *s, struct genl_reply *r);
 /* The status entry of (event, cpu), or NULL. */
@@ -66,10 +77,17 @@ struct hw_map {
 	unsigned char *base;
 	size_t size;
 	const struct hwsig_control_page *ctl;
+	uint64_t ring_set;		/* of the rings this mapping holds */
+	struct hwsig_control_page geo;	/* the copy it was mapped by: its layout */
+	int remaps;			/* times hw_map_open mapped again */
 };
 
-/* Opens /dev/hwsig read-only and maps all of it (control page first, to
- * learn mmap_size). 0 or -errno. */
+/* A consistent copy of the control page (seqcount protocol); 0 or -EAGAIN. */
+int hw_control_snapshot(const struct hwsig_control_page *live, struct hwsig_control_page *copy);
+
+/* Opens /dev/hwsig read-only and maps all of it: copies the control page
+ * under its sequence count, maps mmap_size, and maps again until CPU 0's
+ * ring header names the copy's ring_set and ring_records. 0 or -errno. */
 int hw_map_open(struct hw_map *m);
 void hw_map_close(struct hw_map *m);
 const struct hwsig_ring_header *hw_ring(const struct hw_map *m, unsigned cpu);
@@ -111,5 +129,9 @@ long meminfo_kb(const char *field);
 
 /* Fresh module: unloads (stopping sampling first) and loads again. */
 int hw_reload(void);
+/* The same with module parameters ("ring_bytes_max=4096"). */
+int hw_reload_with(const char *params);
+/* STOP, then rmmod (retrying while a mapping lingers). */
+int hw_stop_and_unload(void);
 
 #endif

@@ -42,12 +42,16 @@ struct KmodInfo {
 	std::uint32_t max_ring_records = 0;
 	bool running = false;
 	std::uint64_t config_generation = 0;
+	std::uint32_t config_flags = 0;   // HWSIG_CONFIG_F_* of the configuration
+	std::uint64_t ring_bytes_max = 0; // cap on all ring sets alive together
+	std::uint64_t ring_bytes = 0;     // bytes of ring sets alive now
 	std::vector<KmodEvent> events; // as configured (when the module reports them)
 };
 
 struct KmodConfig {
 	std::uint64_t sample_interval_ns = HWSIG_DEFAULT_INTERVAL_NS;
 	std::optional<std::uint32_t> ring_records; // module default when unset
+	std::uint32_t flags = 0;                   // HWSIG_CONFIG_F_*
 	std::vector<KmodEvent> events;
 };
 
@@ -140,6 +144,7 @@ struct RingGeometry {
 	bool running = false;
 	std::uint64_t sample_interval_ns = 0;
 	std::uint64_t config_generation = 0;
+	std::uint64_t ring_set = 0; // the ring set the control page names (ABI 2)
 };
 
 // Checks a control page against the length of the mapping that holds it.
@@ -178,9 +183,18 @@ public:
 	// when none is complete.
 	std::optional<hwsig_record> latest(unsigned cpu) const;
 
-	// Rereads the control page; when config_generation or the geometry
-	// changed, revalidates and restarts every ring at its head. Returns
-	// true when it restarted.
+	// Maps `fd` (/dev/hwsig) whole: copies the control page under its
+	// sequence count, maps mmap_size bytes and checks that the rings mapped
+	// are the ring set the copy names (CPU 0's header); maps again while
+	// they are not (a reconfiguration in between). Throws Error.
+	static Mapping map_validated(int fd, const std::string &path, hwsig_control_page &copy);
+
+	// Rereads the control page. When the module runs another ring set,
+	// maps it again (a device reader) and starts at the oldest record of
+	// the new rings; when only config_generation changed, the rings are the
+	// same and nothing already read is delivered again. Returns true when
+	// config_generation or the rings changed (records' event slots may
+	// mean other events now).
 	bool refresh();
 
 	std::uint64_t lost(unsigned cpu) const;

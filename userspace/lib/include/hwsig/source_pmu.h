@@ -28,6 +28,11 @@ SourcePtr make_pmu_source(PmuSourceOptions opt = {});
 // with running_fraction) at cpu:N and summed at system. series_of_event[i]
 // names the series of values[i]; an empty name skips that event.
 void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap);
+// The same for records of one configuration generation only (the one
+// series_of_event was built from); add_ring_counters above takes the
+// reader's current one.
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
+		       std::uint64_t generation, Snapshot &snap);
 
 // The metric ids the PMU source feeds: the catalog's metrics that read a
 // pmu.* or imc.* series (metrics_reading).

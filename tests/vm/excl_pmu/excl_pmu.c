@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A test PMU for the guest cases: CPU-bound counting events only, and
+ * exclusive (PERF_PMU_CAP_EXCLUSIVE, like Intel PT or BTS): a second event
+ * on a CPU that already has one is refused with -EBUSY. The guest has no
+ * hardware PMU, so this is how the ebusy-retry case gets a counter the old
+ * configuration keeps busy. Named like a memory-controller uncore PMU
+ * (uncore_imc_*), one of the dynamic PMUs hwsig.ko accepts. Each read adds
+ * one to the count.
+ */
+#include <linux/module.h>
+#include <linux/perf_event.h>
+
+static struct pmu excl_pmu;
+
+static int excl_event_init(struct perf_event *event)
+{
+	if (event->attr.type != excl_pmu.type)
+		return -ENOENT;
+	if (is_sampling_event(event) || event->cpu < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static void excl_read(struct perf_event *event)
+{
+	local64_inc(&event->count);
+}
+
+static void excl_start(struct perf_event *event, int flags)
+{
+	event->hw.state = 0;
+}
+
+static void excl_stop(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+}
+
+static int excl_add(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+	if (flags & PERF_EF_START)
+		excl_start(event, flags);
+	return 0;
+}
+
+static void excl_del(struct perf_event *event, int flags)
+{
+	excl_stop(event, flags);
+}
+
+static struct pmu excl_pmu = {
+	.module = THIS_MODULE,
+	.task_ctx_nr = perf_invalid_context,
+	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_NO_INTERRUPT,
+	.event_init = excl_event_init,
+	.add = excl_add,
+	.del = excl_del,
+	.start = excl_start,
+	.stop = excl_stop,
+	.read = excl_read,
+};
+
+static int __init excl_init(void)
+{
+	return perf_pmu_register(&excl_pmu, "uncore_imc_hwsigtest", -1);
+}
+
+static void __exit excl_exit(void)
+{
+	perf_pmu_unregister(&excl_pmu);
+}
+
+module_init(excl_init);
+module_exit(excl_exit);
+MODULE_DESCRIPTION("hwsig guest test: an exclusive counting PMU");
+MODULE_LICENSE("GPL");
