@@ -6,7 +6,7 @@ nothing is wider than 80 columns, colour on the terminal only, and that
 verdicts appear and disappear with workloads that saturate a resource:
   quiet       20 intervals with nothing started here: no verdict
   cpu         spinners, twice the CPU count plus two: "CPU saturated"
-  disk        fio random reads of 64 KiB at depth 64 with O_DIRECT: a disk
+  disk        fio random reads of 1 MiB at depth 64 with O_DIRECT: a disk
               verdict (4 KiB reads on a fast virtio disk stay near 10 ms p99)
   memory      a memory cgroup (v2 where its controller is there, else v1)
               whose limit is far below a file read over and over: "memory
@@ -146,7 +146,7 @@ def main():
         marks["cpu after"] = (time.time() + 30, time.time() + 33)
         time.sleep(34)
         start = time.time()
-        fio = subprocess.Popen(["fio", "--name=glance", f"--filename={data}", "--rw=randread", "--bs=64k",
+        fio = subprocess.Popen(["fio", "--name=glance", f"--filename={data}", "--rw=randread", "--bs=1m",
                                 "--iodepth=64", "--ioengine=libaio", "--direct=1", "--time_based",
                                 "--runtime=12", "--output=/dev/null"])
         fio.wait()

@@ -45,14 +45,25 @@ TEST_CASE("verdicts: CPU steal, run-queue p99, PSI cpu, each on both sides", "[v
 {
 	CHECK(lines_for("sched.steal_ratio", "system", 0.10, "ratio").empty()); // at the threshold: not past it
 	CHECK(lines_for("sched.steal_ratio", "system", 0.11, "ratio") == Lines{"CPU saturated: steal 11.0 %"});
-	CHECK(lines_for("sched.runq_wait_p99_us", "system", 1000, "us").empty());
-	CHECK(lines_for("sched.runq_wait_p99_us", "system", 1500, "us") ==
-	      Lines{"CPU saturated: run-queue p99 1.50 ms"});
+	CHECK(lines_for("sched.runq_wait_p99_us", "system", 1500, "us").empty()); // no median: one slow wakeup
+	{
+		Builder q;
+		q.add("sched.runq_wait_p99_us", "system", 1000, "us").add("sched.runq_wait_p50_us", "system", 500, "us");
+		CHECK(run(q.iv).lines.empty()); // at the threshold
+		Builder idle;
+		idle.add("sched.runq_wait_p99_us", "system", 1500, "us").add("sched.runq_wait_p50_us", "system", 99, "us");
+		CHECK(run(idle.iv).lines.empty()); // median under a tenth of the bar: an idle host's tail
+		Builder busy;
+		busy.add("sched.runq_wait_p99_us", "system", 1500, "us").add("sched.runq_wait_p50_us", "system", 100, "us");
+		CHECK(run(busy.iv).lines == Lines{"CPU saturated: run-queue p99 1.50 ms"});
+	}
 	CHECK(lines_for("psi.cpu_some_pct", "system", 9.9, "%").empty());
 	CHECK(lines_for("psi.cpu_some_pct", "system", 45, "%") == Lines{"CPU saturated: PSI cpu some 45.0 %"});
 
 	Builder b;
-	b.add("sched.steal_ratio", "system", 0.2, "ratio").add("sched.runq_wait_p99_us", "system", 3000, "us");
+	b.add("sched.steal_ratio", "system", 0.2, "ratio")
+		.add("sched.runq_wait_p99_us", "system", 3000, "us")
+		.add("sched.runq_wait_p50_us", "system", 400, "us");
 	Verdicts v = run(b.iv);
 	REQUIRE(v.lines == Lines{"CPU saturated: steal 20.0 %, run-queue p99 3.00 ms"});
 	REQUIRE(v.findings.size() == 2);
@@ -162,7 +173,8 @@ TEST_CASE("verdicts: most severe first; only visible scopes judged", "[verdicts]
 	b.add("sched.steal_ratio", "system", 0.11, "ratio")         // 1.1x
 		.add("io.latency_p99_us", "dev:vda", 50000, "us")    // 5x
 		.add("thermal.headroom_c", "system", 1, "degC")      // (5+1)/(1+1) = 3x
-		.add("sched.runq_wait_p99_us", "vm:web01", 4000, "us"); // 4x
+		.add("sched.runq_wait_p99_us", "vm:web01", 4000, "us") // 4x
+		.add("sched.runq_wait_p50_us", "vm:web01", 800, "us");
 	Verdicts v = run(b.iv);
 	CHECK(v.lines == Lines{"disk vda saturated: p99 latency 50.0 ms", "vm web01 CPU saturated: run-queue p99 4.00 ms",
 			       "thermal saturated: headroom 1.00 °C", "CPU saturated: steal 11.0 %"});
