@@ -716,7 +716,8 @@ void phase_cli()
 			row = true;
 	}
 	check(hrc == 0 && titled && row, "hwsigctl hist vhost: no depth-6 row under '" + title + "'");
-	auto [trc, tout] = shell("hwsigctl stat -c 1 -i 1 --vm vc-e2e");
+	// Three intervals: the first may end before the VM's queues were sampled.
+	auto [trc, tout] = shell("hwsigctl stat -c 3 -i 1 --vm vc-e2e");
 	std::istringstream tl(tout);
 	bool table = false;
 	while (std::getline(tl, l))
