@@ -483,6 +483,7 @@ int hw_stop_and_unload(void)
 		genl_close(&s);
 	}
 	int e = 0;
+	/* Another process's mapping may linger briefly after it exits. */
 	for (int i = 0; i < 50; i++) {
 		e = mod_unload("hwsig");
 		if (e != -EAGAIN && e != -EBUSY)
@@ -495,20 +496,8 @@ int hw_stop_and_unload(void)
 int hw_reload_with(const char *params)
 {
 	if (mod_loaded("hwsig")) {
-		struct genl_sock s;
-		static struct genl_reply r;
-		if (!hw_open(&s)) {
-			hw_stop(&s, &r);
-			genl_close(&s);
-		}
-		int e = 0;
-		/* Another process's mapping may linger briefly after it exits. */
-		for (int i = 0; i < 50; i++) {
-			e = mod_unload("hwsig");
-			if (e != -EAGAIN && e != -EBUSY)
-				break;
-			sleep_ms(20);
-		}
+		int e = hw_stop_and_unload();
+
 		if (e)
 			return e;
 	}
