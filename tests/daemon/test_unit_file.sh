@@ -352,15 +352,26 @@ else
 fi
 
 # VM discovery of a QEMU of another user: a fake (comm qemu-system-x86, a
-# "CPU 0/KVM" thread, one kvm-vcpu fd) running as nobody, dumpable like QEMU.
-if [ -c /dev/kvm ]; then
+# "CPU 0/KVM" thread) running as nobody, dumpable like QEMU, holding the fds
+# discovery reads through /proc/PID/fd: a kvm-vcpu fd where /dev/kvm exists
+# (CI machines may have none) and a tap fd, whose interface name comes from
+# /proc/PID/fdinfo, behind the same ptrace access check as the fd links.
+[ -c /dev/net/tun ] || modprobe tun 2>/dev/null || true
+if [ -c /dev/kvm ] || [ -c /dev/net/tun ]; then
 	cat >"$tmp/fakeqemu.py" <<'EOF'
-import ctypes, fcntl, os, threading, time
+import ctypes, fcntl, os, struct, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_NAME, PR_SET_DUMPABLE = 15, 4
-kvm = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
-vm = fcntl.ioctl(kvm, 0xAE01, 0)          # KVM_CREATE_VM
-vcpu = fcntl.ioctl(vm, 0xAE41, 0)         # KVM_CREATE_VCPU
+held = []
+if os.path.exists("/dev/kvm"):
+    kvm = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    vm = fcntl.ioctl(kvm, 0xAE01, 0)           # KVM_CREATE_VM
+    held.append(fcntl.ioctl(vm, 0xAE41, 0))    # KVM_CREATE_VCPU
+if os.path.exists("/dev/net/tun"):
+    tun = os.open("/dev/net/tun", os.O_RDWR | os.O_CLOEXEC)
+    IFF_TAP, IFF_NO_PI, TUNSETIFF = 0x0002, 0x1000, 0x400454CA
+    fcntl.ioctl(tun, TUNSETIFF, struct.pack("16sH", b"hwsigcap%d", IFF_TAP | IFF_NO_PI))
+    held.append(tun)
 ready = threading.Event()
 def vcpu_thread():
     libc.prctl(PR_SET_NAME, b"CPU 0/KVM", 0, 0, 0)
@@ -380,14 +391,22 @@ EOF
 	fake_pid=$!
 	for _ in $(seq 50); do grep -q ready "$tmp/fake.out" && break; sleep 0.1; done
 	vm_line() { with_caps "$1" "$HWSIGCTL" vms --format json 2>/dev/null | grep '"hwsig-captest"'; }
+	# What the fake holds shows as "vcpu_fds":1 (kvm) and a "hwsigcapN" tap (tun).
+	held_read() {
+		if [ -c /dev/kvm ] && ! grep -q '"vcpu_fds":1' <<<"$1"; then return 1; fi
+		if [ -c /dev/net/tun ] && ! grep -Eq '"taps":\["hwsigcap[0-9]+"\]' <<<"$1"; then return 1; fi
+		return 0
+	}
+	held_unread() { grep -q '"vcpu_fds":0' <<<"$1" && grep -q '"taps":\[\]' <<<"$1"; }
+	what="$([ -c /dev/kvm ] && printf 'vCPU fd ')$([ -c /dev/net/tun ] && printf 'tap fd')"
 	if ! grep -q ready "$tmp/fake.out"; then
 		not_ok "fake QEMU did not start: $(head -c 300 "$tmp/fake.out")"
 	else
 		l=$(vm_line "$caps")
-		if grep -q '"fds_readable":true' <<<"$l" && grep -q '"vcpu_fds":1' <<<"$l"; then
-			ok "under the unit's set: nobody's QEMU fds are read (1 vCPU fd)"
+		if grep -q '"fds_readable":true' <<<"$l" && held_read "$l"; then
+			ok "under the unit's set: nobody's QEMU fds are read ($what)"
 		else
-			not_ok "under the unit's set: nobody's QEMU fds not read: $l"
+			not_ok "under the unit's set: nobody's QEMU fds ($what) not read: $l"
 		fi
 		l=$(vm_line "$(without dac_read_search)")
 		if grep -q '"fds_readable":false' <<<"$l"; then
@@ -396,14 +415,14 @@ EOF
 			not_ok "without CAP_DAC_READ_SEARCH: /proc/PID/fd still read (is it needed?): $l"
 		fi
 		l=$(vm_line "$(without sys_ptrace)")
-		if grep -q '"vcpu_fds":0' <<<"$l"; then
-			ok "without CAP_SYS_PTRACE: /proc/PID/fd/N links of nobody's QEMU unreadable"
+		if grep -q '"fds_readable":true' <<<"$l" && held_unread "$l"; then
+			ok "without CAP_SYS_PTRACE: fd links and fdinfo of nobody's QEMU unreadable ($what)"
 		else
-			not_ok "without CAP_SYS_PTRACE: fd links still read (is it needed?): $l"
+			not_ok "without CAP_SYS_PTRACE: fd links or fdinfo still read (is it needed?): $l"
 		fi
 	fi
 else
-	not_ok "no /dev/kvm: VM discovery capabilities not checked"
+	not_ok "neither /dev/kvm nor /dev/net/tun: VM discovery capabilities not checked"
 fi
 
 finish
