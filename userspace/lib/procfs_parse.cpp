@@ -352,7 +352,7 @@ Pressure parse_pressure(std::string_view text)
 			break;
 		}
 		PressureLine p;
-		std::set<std::string_view> seen;
+		unsigned seen = 0; // bits: avg10, avg60, avg300, total
 		for (std::size_t k = 1; k < f.size(); ++k) {
 			auto eq = f[k].find('=');
 			if (eq == std::string_view::npos || eq == 0) {
@@ -363,10 +363,12 @@ Pressure parse_pressure(std::string_view text)
 			double *avg = key == "avg10" ? &p.avg10 : key == "avg60" ? &p.avg60 : key == "avg300" ? &p.avg300 : nullptr;
 			if (!avg && key != "total")
 				continue; // a field a later kernel may add
-			if (!seen.insert(key).second) {
+			const unsigned bit = avg == &p.avg10 ? 1u : avg == &p.avg60 ? 2u : avg == &p.avg300 ? 4u : 8u;
+			if (seen & bit) {
 				out.error = at_line(i) + std::string(key) + " listed twice";
 				break;
 			}
+			seen |= bit;
 			if (avg) {
 				auto d = parse_double(value);
 				// The kernel prints "%lu.%02lu" of a percentage.
@@ -387,7 +389,7 @@ Pressure parse_pressure(std::string_view text)
 		}
 		if (!out.error.empty())
 			break;
-		if (seen.size() != 4) {
+		if (seen != 15) {
 			out.error = at_line(i) + std::string(f[0]) + " lacks one of avg10, avg60, avg300, total";
 			break;
 		}

@@ -22,12 +22,15 @@ constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
 constexpr std::string_view kPicked[] = {"numa_local",      "numa_other",          "pgmigrate_success",
 					"numa_pages_migrated", "thp_fault_alloc", "thp_fault_fallback"};
 
-// parse_vmstat() of a file whose names, in order, are those of the last
-// text parse_vmstat() accepted (a kernel's vmstat never changes its lines):
-// then only the values need checking, without building the map of ~180
-// names. Anything else (other names or order, blank lines, tabs, a value
-// that is not a kernel number) goes to parse_vmstat(), and its answer is
-// returned. The result holds the kPicked counters only.
+// parse_vmstat() of a file with the layout of the last text parse_vmstat()
+// accepted (a kernel's vmstat never changes its lines): as many lines, and
+// each picked counter's line at the same index under the same name. Then
+// only the picked lines are parsed, without building the map of ~190 names
+// or parsing the values no metric uses (the first parse checked them all).
+// Anything else (another line count, a picked line moved or renamed, a
+// picked value that is not a kernel number, no final newline) goes to
+// parse_vmstat(), and its answer is returned. The result holds the kPicked
+// counters only.
 class VmstatParser {
 public:
 	KeyValues parse(std::string_view text)
@@ -36,19 +39,17 @@ public:
 		if (fast(text, out))
 			return out;
 		out = parse_vmstat(text);
-		names_.clear();
-		pick_.clear();
+		lines_ = 0;
+		picked_lines_.clear();
 		if (out.error.empty()) {
 			for (auto line : split_lines(text)) {
 				auto f = split_ws(line);
 				if (f.empty())
 					continue;
-				names_.emplace_back(f[0]);
-				int k = -1;
 				for (std::size_t i = 0; i < std::size(kPicked); ++i)
 					if (f[0] == kPicked[i])
-						k = static_cast<int>(i);
-				pick_.push_back(k);
+						picked_lines_.push_back({lines_, i});
+				++lines_;
 			}
 		}
 		return out;
@@ -57,41 +58,41 @@ public:
 private:
 	bool fast(std::string_view text, KeyValues &out) const
 	{
-		if (names_.empty() || text.empty() || text.back() != '\n')
+		if (lines_ == 0 || text.empty() || text.back() != '\n')
 			return false;
 		std::uint64_t picked[std::size(kPicked)];
-		bool have[std::size(kPicked)] = {};
-		std::size_t pos = 0;
-		for (std::size_t i = 0; i < names_.size(); ++i) {
-			const std::string &name = names_[i];
-			// "<name> <kernel number>\n"
-			if (text.size() - pos < name.size() + 3 || text.compare(pos, name.size(), name) != 0 ||
-			    text[pos + name.size()] != ' ')
-				return false;
-			pos += name.size() + 1;
-			std::size_t end = text.find('\n', pos);
-			if (end == std::string_view::npos)
-				return false;
-			auto value = parse_kernel_u64(text.substr(pos, end - pos));
-			if (!value)
-				return false;
-			if (int k = pick_[i]; k >= 0) {
-				picked[k] = *value;
-				have[k] = true;
+		std::size_t pos = 0, line = 0, next = 0;
+		while (pos < text.size()) {
+			const std::size_t end = text.find('\n', pos);
+			if (next < picked_lines_.size() && picked_lines_[next].line == line) {
+				// "<name> <kernel number>"
+				const std::string_view name = kPicked[picked_lines_[next].pick];
+				const std::string_view l = text.substr(pos, end - pos);
+				if (l.size() < name.size() + 2 || l.compare(0, name.size(), name) != 0 ||
+				    l[name.size()] != ' ')
+					return false;
+				auto value = parse_kernel_u64(l.substr(name.size() + 1));
+				if (!value)
+					return false;
+				picked[picked_lines_[next].pick] = *value;
+				++next;
 			}
+			++line;
 			pos = end + 1;
 		}
-		if (pos != text.size())
+		if (line != lines_ || next != picked_lines_.size())
 			return false;
-		for (std::size_t k = 0; k < std::size(kPicked); ++k)
-			if (have[k])
-				out.values.emplace(std::string(kPicked[k]), picked[k]);
+		for (const auto &p : picked_lines_)
+			out.values.emplace(std::string(kPicked[p.pick]), picked[p.pick]);
 		return true;
 	}
 
-
-	std::vector<std::string> names_; // of the last accepted file, in order
-	std::vector<int> pick_;          // per name: its index in kPicked, or -1
+	struct PickedLine {
+		std::size_t line; // index among the file's lines
+		std::size_t pick; // index in kPicked
+	};
+	std::size_t lines_ = 0;                // of the last accepted file
+	std::vector<PickedLine> picked_lines_; // in file order
 };
 
 class NumaSource final : public Source {

@@ -21,6 +21,7 @@ public:
 		if (path_.empty() || root_ != ctx.root) {
 			root_ = ctx.root;
 			path_ = join_path(ctx.root, "/proc/schedstat");
+			missing_rounds_ = 0;
 		}
 		collect_cpus(snap);
 		if (ctx.vms)
@@ -33,11 +34,18 @@ public:
 private:
 	void collect_cpus(Snapshot &snap)
 	{
+		// A kernel has /proc/schedstat or not for the whole boot
+		// (CONFIG_SCHEDSTATS): after ENOENT, look again only every
+		// kMissingRetry rounds instead of a failed open every interval.
+		if (missing_rounds_ > 0 && missing_rounds_++ % kMissingRetry != 0) {
+			snap.add_unavailable(kRunqWaitAvg, "system", kMissing);
+			return;
+		}
 		auto r = files_.read(path_);
+		missing_rounds_ = !r.data && r.err == ENOENT ? 1 : 0;
 		if (!r.data) {
 			snap.add_unavailable(kRunqWaitAvg, "system",
-					     r.err == ENOENT ? "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)"
-							     : read_failure("/proc/schedstat", r.err));
+					     r.err == ENOENT ? std::string(kMissing) : read_failure("/proc/schedstat", r.err));
 			return;
 		}
 		auto stat = parse_schedstat(*r.data);
@@ -93,8 +101,12 @@ private:
 		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
 	}
 
+	static constexpr const char *kMissing = "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)";
+	static constexpr std::uint64_t kMissingRetry = 60;
+
 	std::string root_, path_;
 	FileCache files_{1}; // /proc/schedstat, kept open
+	std::uint64_t missing_rounds_ = 0; // rounds since ENOENT, 0 while present
 	// /proc/PID/task/TID/schedstat of vCPU threads: a thread's exit makes
 	// its kept fd fail (ESRCH), and the file is then opened afresh, which
 	// says ENOENT as before; at most 256 kept, swept after every round.
