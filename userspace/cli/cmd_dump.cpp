@@ -63,7 +63,7 @@ std::string rings_only_dump(std::string &what)
 	d.pmu_plan = hwsig::pmu_plan_entries("/");
 	hwsig::capture_rings("/", d);
 	if (!d.rings)
-		throw hwsig::Error("nothing to dump: " + d.rings_absent);
+		throw hwsig::Error(d.rings_absent);
 	std::size_t records = 0;
 	for (const auto &c : d.rings->cpus)
 		records += c.records.size();
@@ -122,8 +122,8 @@ int cmd_dump(const std::vector<std::string> &args)
 			try {
 				bytes = rings_only_dump(what);
 			} catch (const hwsig::Error &e) {
-				std::fprintf(stderr, "hwsigctl dump: no hwsigd answers on %s and %s\n", socket.c_str(),
-					     e.what());
+				std::fprintf(stderr, "hwsigctl dump: nothing to dump: no hwsigd answers on %s, and %s\n",
+					     socket.c_str(), e.what());
 				return 1;
 			}
 			hwsig::write_file_atomically(out, bytes, 0640);
