@@ -205,6 +205,10 @@ def sigusr1():
         p = ctl(["replay", os.path.join(dumps, "sub", files[-1]), "--info"], os.environ)
         r.check("a SIGUSR1 dump says its trigger and replays", p.returncode == 0 and
                 "trigger\tSIGUSR1" in p.stdout, p.stderr.strip())
+        info = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+        r.check("a SIGUSR1 dump: triggered_mono_ns is its newest snapshot's time",
+                info.get("triggered_mono_ns") is not None and
+                info.get("triggered_mono_ns") == info.get("last_snapshot_mono_ns"), str(info)[:300])
     finally:
         d.stop()
         d.close()
@@ -246,6 +250,15 @@ def rules():
                 metric(body, 'hwsig_dumps_skipped_total{trigger="rule"}') == 1 and len(files) == 1 and
                 files[0].endswith("-rule.hwsd") and log.count("fired") == 2 and
                 "dump rule 'psi.cpu_some_pct > 6' fired" not in log, f"{files}; {log[-500:]}")
+        if files:
+            p = ctl(["replay", os.path.join(dumps, files[0]), "--info"], os.environ)
+            info = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+            # The history is copied right after the snapshot that fired the
+            # rule: that snapshot is the dump's newest.
+            r.check("a rule's dump: triggered_mono_ns is the snapshot that fired it (the dump's newest)",
+                    p.returncode == 0 and info.get("trigger") == "rule" and
+                    info.get("triggered_mono_ns") is not None and
+                    info.get("triggered_mono_ns") == info.get("last_snapshot_mono_ns"), str(info)[:300])
     finally:
         d.stop()
         d.close()

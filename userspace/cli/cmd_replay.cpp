@@ -103,6 +103,10 @@ int cmd_replay(const std::vector<std::string> &args)
 	if (info) {
 		std::printf("format\t%d\ntrigger\t%s\ncreated_ns\t%llu\nsnapshots\t%zu\n", dump.version,
 			    dump.trigger.c_str(), static_cast<unsigned long long>(dump.created_ns), dump.snapshots.size());
+		if (!dump.snapshots.empty())
+			std::printf("first_snapshot_mono_ns\t%llu\nlast_snapshot_mono_ns\t%llu\n",
+				    static_cast<unsigned long long>(dump.snapshots.front().snapshot.mono_ns),
+				    static_cast<unsigned long long>(dump.snapshots.back().snapshot.mono_ns));
 		if (dump.triggered_mono_ns)
 			std::printf("triggered_mono_ns\t%llu\n", static_cast<unsigned long long>(*dump.triggered_mono_ns));
 		for (const auto &[k, v] : dump.facts)
