@@ -32,12 +32,37 @@ const char *vendor_name(CpuVendor v)
 	return "unknown";
 }
 
+// The PMU an event's type names: a sysfs PMU's name, or for perf's generic
+// types (which the kernel maps to the core PMU) the generic name.
 std::string pmu_of_type(const PmuDevices &pmus, std::uint32_t type)
 {
 	for (const auto &d : pmus.devices())
 		if (d.type == type)
 			return d.name;
+	switch (type) {
+	case 0:
+		return "hardware"; // PERF_TYPE_HARDWARE
+	case 1:
+		return "software";
+	case 3:
+		return "hw_cache";
+	case 4:
+		return "raw";
+	}
 	return std::to_string(type);
+}
+
+// Whether this host takes the event at all: opened on CPU 0 and closed at
+// once (what a plan line is worth on a host without a PMU is exactly
+// this: cycles refused with ENOENT).
+std::string probe(const PerfEventSpec &spec)
+{
+	try {
+		PerfGroup::open({spec}, 0);
+		return "planned, opens";
+	} catch (const Error &e) {
+		return "planned, refused " + errno_name(e.err()) + " (perf_event_open on cpu 0)";
+	}
 }
 
 // One word per event from GET_STATUS: "active N/M" when every CPU it was
@@ -104,7 +129,7 @@ std::vector<DumpPlanEntry> pmu_plan_entries(const std::string &root)
 		if (s.alternatives.empty())
 			continue;
 		const auto &e = s.alternatives.front();
-		out.push_back({s.series, e.name, pmu_of_type(pmus, e.type), "planned"});
+		out.push_back({s.series, e.name, pmu_of_type(pmus, e.type), root == "/" ? probe(e) : "planned"});
 	}
 	for (const auto &[series, why] : core.missing)
 		out.push_back({series, "-", "-", "unavailable: " + why});
