@@ -56,9 +56,18 @@ std::string make_dump(const History &history, const Config &cfg, const std::vect
 		throw hwsig::Error("the history holds no snapshot yet");
 	d.triggered_mono_ns = triggered_mono_ns ? *triggered_mono_ns : history.mono_ns(n - 1);
 	d.pmu_plan = hwsig::pmu_plan_entries(cfg.root);
+	hwsig::DumpWriter w;
+	bool begun = false;
 	// The module's rings as they are now, through a mapping of the dump's
-	// own: the PMU source's reader keeps its tails and sees nothing.
-	hwsig::capture_rings(cfg.root, d);
+	// own: the PMU source's reader keeps its tails and sees nothing. A CPU
+	// at a time into the file: a 256-CPU host's rings are too many records
+	// to hold in the daemon for the length of a dump.
+	hwsig::capture_rings(cfg.root, d, [&](const hwsig::DumpContents &head, hwsig::DumpRingCpu &&cpu) {
+		if (!begun)
+			w.begin(head);
+		begun = true;
+		w.add_ring_cpu(cpu);
+	});
 	// The newest snapshot and those within `seconds` before it; one more
 	// so that the first interval of the window can be derived.
 	std::size_t first = 0;
@@ -69,8 +78,8 @@ std::string make_dump(const History &history, const Config &cfg, const std::vect
 		while (first > 0 && newest - history.mono_ns(first) < span)
 			--first;
 	}
-	hwsig::DumpWriter w;
-	w.begin(d);
+	if (!begun)
+		w.begin(d); // no rings, or none with records
 	for (std::size_t i = first; i < n; ++i)
 		w.add(history.snapshot(i), history.vms(i), claimed);
 	return w.finish();

@@ -154,7 +154,7 @@ std::vector<DumpPlanEntry> pmu_plan_entries(const std::string &root)
 	return out;
 }
 
-void capture_rings(const std::string &root, DumpContents &d)
+void capture_rings(const std::string &root, DumpContents &d, const RingCpuSink &on_cpu)
 {
 	const std::string dev = join_path(root, "/dev/" HWSIG_DEVICE_NAME);
 	KmodInfo info;
@@ -210,6 +210,25 @@ void capture_rings(const std::string &root, DumpContents &d)
 				e.state = "unknown";
 				r.events.push_back(std::move(e));
 			}
+			// Asked before the copy, so that the header can be written
+			// before the first ring is (streaming); with sampling stopped
+			// the totals are those of the rings exactly.
+			if (client) {
+				try {
+					const KmodStatus st = client->get_status();
+					if (st.config_generation == g.config_generation) {
+						r.status_written = st.records_written;
+						r.status_overwritten = st.records_overwritten;
+						auto states = event_states(st, r.events.size());
+						for (std::size_t i = 0; i < r.events.size(); ++i)
+							r.events[i].state = states[i];
+					}
+				} catch (const Error &) {
+					// The totals are a cross-check; the records stand without them.
+				}
+			}
+			if (on_cpu)
+				d.rings = r; // the header the sink's writer needs
 			const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
 			std::vector<hwsig_record> recs;
 			for (unsigned cpu = 0; cpu < g.nr_cpu_ids; ++cpu) {
@@ -246,21 +265,10 @@ void capture_rings(const std::string &root, DumpContents &d)
 				// nothing: left out.
 				if (c.head == 0 && !c.online)
 					continue;
-				r.cpus.push_back(std::move(c));
-			}
-			if (client) {
-				try {
-					const KmodStatus st = client->get_status();
-					if (st.config_generation == g.config_generation) {
-						r.status_written = st.records_written;
-						r.status_overwritten = st.records_overwritten;
-						auto states = event_states(st, r.events.size());
-						for (std::size_t i = 0; i < r.events.size(); ++i)
-							r.events[i].state = states[i];
-					}
-				} catch (const Error &) {
-					// The totals are a cross-check; the records stand without them.
-				}
+				if (on_cpu)
+					on_cpu(d, std::move(c));
+				else
+					r.cpus.push_back(std::move(c));
 			}
 			d.rings = std::move(r);
 			return;

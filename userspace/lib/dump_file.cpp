@@ -230,6 +230,13 @@ void DumpWriter::begin(const DumpContents &head)
 	feed(text, false);
 }
 
+void DumpWriter::add_ring_cpu(const DumpRingCpu &cpu)
+{
+	std::string text;
+	cpu_lines(text, cpu);
+	feed(text, false);
+}
+
 void DumpWriter::add(const Snapshot &snap, const std::vector<Vm> &vms, const std::vector<std::string> &claimed)
 {
 	std::string wire = encode_snapshot(snap, vms, claimed);

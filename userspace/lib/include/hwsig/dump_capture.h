@@ -3,6 +3,7 @@
 // event plan, and the module's rings (Documentation/dump-format.rst).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,11 @@ std::vector<DumpPlanEntry> pmu_plan_entries(const std::string &root);
 // ("hwsig.ko is not loaded", "... loaded but not configured"). Only
 // records of the configuration the event names belong to are kept.
 // root: prefix of /dev (tests); netlink is asked only when root is "/".
-void capture_rings(const std::string &root, DumpContents &d);
+// on_cpu: when set, each CPU's ring goes to it as soon as it is copied,
+// with d.rings holding the header and events, instead of into
+// d.rings->cpus (hwsigd streams a large host's rings into the file
+// rather than hold them all).
+using RingCpuSink = std::function<void(const DumpContents &head, DumpRingCpu &&cpu)>;
+void capture_rings(const std::string &root, DumpContents &d, const RingCpuSink &on_cpu = {});
 
 } // namespace hwsig

@@ -61,7 +61,7 @@ struct DumpRings {
 	std::uint64_t interval_ns = 0; // its tick period
 	std::uint32_t ring_records = 0;
 	bool running = false;
-	// GET_STATUS's totals, asked right after the copy (absent: not asked).
+	// GET_STATUS's totals, asked right before the copy (absent: not asked).
 	std::optional<std::uint64_t> status_written, status_overwritten;
 	std::vector<DumpRingEvent> events;
 	std::vector<DumpRingCpu> cpus; // CPU ids increasing
@@ -105,6 +105,9 @@ public:
 	// The header: version, created, trigger, triggered, facts, PMU plan,
 	// then the rings or why there are none (head.snapshots unused).
 	void begin(const DumpContents &head);
+	// One more CPU's ring section, after begin() wrote a head with rings
+	// (a large host's rings are streamed a CPU at a time, never all held).
+	void add_ring_cpu(const DumpRingCpu &cpu);
 	void add(const Snapshot &snap, const std::vector<Vm> &vms, const std::vector<std::string> &claimed);
 	// The file's bytes.
 	std::string finish();
