@@ -399,3 +399,31 @@ TEST_CASE("dump v2: rings streamed a CPU at a time make the same file as rings h
 		w.add(s.snapshot, s.vms, s.claimed_ids);
 	CHECK(w.finish() == encode_dump(whole));
 }
+
+TEST_CASE("replay --ticks: time without a record (ticks skipped) is a gap of its own, nothing lost", "[dump]")
+{
+	DumpRings r = sample_rings();
+	r.cpus.resize(1);
+	// seq 7 came 30 ms after seq 6 (two 10 ms ticks never written), seq 8
+	// is a restart (FIRST): no time gap is claimed before a restart, and
+	// no tick counted across it.
+	auto &recs = r.cpus[0].records;
+	recs[2].time_ns += 20'000'000;
+	recs[3].time_ns += 500'000'000;
+	recs[3].flags = HWSIG_RECORD_F_FIRST;
+	TickOptions o;
+	o.json = true;
+	const std::string out = render_ticks(r, o);
+	INFO(out);
+	CHECK(out.find("{\"cpu\":0,\"time_gap\":{\"ns\":30000000,\"ticks\":3.0}}\n{\"cpu\":0,\"seq\":7,") != std::string::npos);
+	CHECK(out.find("\"time_gap\"") == out.rfind("\"time_gap\""));
+	CHECK(out.find("\"seq\":8,\"time_ns\":1580000000,\"t_s\":0.530000000,\"dt_ns\":null,\"first\":true,"
+		       "\"counts\":{\"cpu-clock\":null,\"context-switches\":null}}") != std::string::npos);
+	o.json = false;
+	const std::string table = render_ticks(r, o);
+	INFO(table);
+	CHECK(table.find("  -- gap: 30.0 ms (3.0 ticks) since the record before, none lost (ticks skipped or overrun by the "
+			 "module)\n") !=
+	      std::string::npos);
+	CHECK(table.find("           8      0.530    first                -                -\n") != std::string::npos);
+}

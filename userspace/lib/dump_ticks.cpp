@@ -186,8 +186,8 @@ private:
 				",\"ticks\":" + fixed(ticks, 1) + "}}\n";
 			return;
 		}
-		out_ += "  -- gap: " + fixed(ticks, 1) +
-			" ticks without a record, none lost (ticks skipped or overrun by the module)\n";
+		out_ += "  -- gap: " + fixed(static_cast<double>(ns) / 1e6, 1) + " ms (" + fixed(ticks, 1) +
+			" ticks) since the record before, none lost (ticks skipped or overrun by the module)\n";
 	}
 
 	void row(const DumpRingCpu &c, const DumpRingRecord &t, const DumpRingRecord *prev)
