@@ -301,13 +301,19 @@ TEST_CASE("dump v2: truncated or corrupted ring sections are refused, naming the
 	// A tick dropped from CPU 0's section: the counts no longer add up.
 	const auto tick = text.find("tick\t6\t");
 	refused(std::string(text).erase(tick, text.find('\n', tick) + 1 - tick),
+		"ring of cpu 0: 3 ticks, its ring_cpu line says 4 (truncated or corrupted ring section)");
+	// ... and with the count edited to match, the head does not.
+	refused(edited(std::string(text).erase(tick, text.find('\n', tick) + 1 - tick), "ring_cpu\t0\t1\t8\t4\t0\t4",
+		       "ring_cpu\t0\t1\t8\t4\t0\t3"),
 		"ring of cpu 0: 3 records + 4 lost + 0 of an earlier configuration do not add up to its head 8");
 	// The last section cut short before 'end'.
 	const auto last = text.find("tick\t6\t", text.find("ring_cpu\t1\t"));
 	refused(std::string(text).erase(last, text.find("snapshot\t") - last),
-		"ring of cpu 1: 3 records + 2 lost");
+		"ring of cpu 1: 3 ticks, its ring_cpu line says 4");
 	refused(edited(text, "ring_cpu\t0\t1\t8\t4\t0\t4", "ring_cpu\t0\t1\t8\t4\t0\t3"),
 		"ring of cpu 0: more ticks than its ring_cpu line says");
+	refused(edited(text, "ring_cpu\t0\t1\t8\t4\t0\t4", "ring_cpu\t0\t1\t9\t4\t0\t4"),
+		"ring of cpu 0: 4 records + 4 lost + 0 of an earlier configuration do not add up to its head 9");
 	refused(edited(text, "ring_cpu\t0\t1\t8\t4\t0\t4", "ring_cpu\t0\t1\t8\t4\t0\t9"), "says 9 records, its ring holds 8");
 	refused(edited(text, "tick\t6\t", "tick\t9\t"), "tick seq 9 cannot be in a ring of 8 records with head 8");
 	refused(edited(text, "tick\t6\t", "tick\t5\t"), "tick seq 5 is not after the one before it");

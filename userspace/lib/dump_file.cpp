@@ -280,11 +280,14 @@ namespace {
 
 // The last ring_cpu section must hold all the ticks it announced (each
 // section is checked when the next one starts, and at 'end').
-void check_last_cpu(Reader &r, const DumpRings &rings)
+void check_last_cpu(Reader &r, const DumpRings &rings, std::uint64_t expected_ticks)
 {
 	if (rings.cpus.empty())
 		return;
 	const DumpRingCpu &c = rings.cpus.back();
+	if (c.records.size() != expected_ticks)
+		r.bad("ring of cpu " + std::to_string(c.cpu) + ": " + std::to_string(c.records.size()) + " ticks, its ring_cpu line says " +
+		      std::to_string(expected_ticks) + " (truncated or corrupted ring section)");
 	if (c.lost + c.other_generation + c.records.size() != c.head)
 		r.bad("ring of cpu " + std::to_string(c.cpu) + ": " + std::to_string(c.records.size()) +
 		      " records + " + std::to_string(c.lost) + " lost + " + std::to_string(c.other_generation) +
@@ -353,7 +356,7 @@ bool read_v2_line(Reader &r, const std::vector<std::string_view> &f, DumpContent
 	if (f[0] == "ring_cpu") {
 		if (!d.rings)
 			r.bad("'ring_cpu' before 'rings'");
-		check_last_cpu(r, *d.rings);
+		check_last_cpu(r, *d.rings, expected_ticks);
 		DumpRingCpu c;
 		std::uint64_t online = 0, count = 0;
 		if (f.size() != 7 || !number(f[1], c.cpu) || !number(f[2], online) || online > 1 ||
@@ -465,7 +468,7 @@ DumpContents decode_dump(std::string_view bytes, const std::string &name)
 	if (!ended)
 		throw Error(name + ": truncated: no 'end' line");
 	if (d.rings)
-		check_last_cpu(r, *d.rings);
+		check_last_cpu(r, *d.rings, expected_ticks);
 	return d;
 }
 
