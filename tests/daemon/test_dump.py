@@ -55,9 +55,32 @@ def golden_and_failures():
                 p.stdout.count("interval ") >= len(replayed), p.stderr.strip())
         p = ctl(["replay", path, "--info"], env)
         facts = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
-        r.check("replay --info: version, trigger and host facts", facts.get("format") == "1" and
+        r.check("replay --info: version, trigger and host facts", facts.get("format") == "2" and
                 facts.get("trigger") == "request" and facts.get("kernel", "").startswith(os.uname().release) and
                 facts.get("catalog_version") == "1" and facts.get("interval_s") == "0.5", str(facts))
+        # The request's snapshot: the newest when the dump was asked, on
+        # the monotonic clock (this process's is the same clock).
+        trig = int(facts.get("triggered_mono_ns", "0"))
+        r.check("replay --info: triggered_mono_ns within the last 2 s of this run's monotonic clock",
+                0 < time.monotonic_ns() - trig < 2_000_000_000, f"{trig} vs {time.monotonic_ns()}")
+        plan = [line.split("\t") for line in p.stdout.splitlines() if line.startswith("pmu_plan\t")]
+        cycles = [f for f in plan if len(f) == 5 and f[1] == "pmu.cycles"]
+        # This host's answer for cycles, whichever it is: opened or refused
+        # with an errno, or unavailable with a reason.
+        r.check("replay --info: the PMU plan says what happened to pmu.cycles",
+                len(cycles) == 1 and (cycles[0][4] == "planned, opens" or
+                                      cycles[0][4].startswith("planned, refused E") or
+                                      cycles[0][4].startswith("unavailable: ")), str(plan)[:300])
+        if not os.path.exists("/sys/module/hwsig"):
+            r.check("replay --info: no module here, the dump says so in one line",
+                    facts.get("rings") == "none: hwsig.ko is not loaded: no ring records", facts.get("rings"))
+            p = ctl(["replay", path, "--ticks"], env)
+            r.check("replay --ticks of a dump without rings: exit 1, names the file and why",
+                    p.returncode == 1 and p.stderr.strip() == f"hwsigctl replay: {path} holds no ring records for "
+                    "--ticks: hwsig.ko is not loaded: no ring records", p.stderr.strip())
+        p = ctl(["replay", path, "--cpu", "0"], env)
+        r.check("replay --cpu without --ticks: usage error", p.returncode == 2 and "--cpu is for --ticks" in p.stderr,
+                p.stderr.strip())
 
         short = os.path.join(work, "last.hwsd")
         p = ctl(["dump", "--last", "1s", "-o", short], env)
@@ -123,8 +146,12 @@ def no_daemon_and_bad_files():
     work = tempfile.mkdtemp(prefix="hwsig-dump-test-")
     env = dict(os.environ, HWSIG_SOCKET=os.path.join(work, "nobody.sock"))
     p = ctl(["dump", "-o", os.path.join(work, "x.hwsd")], env)
-    r.check("dump without hwsigd: exit 1, says no hwsigd answers", p.returncode == 1 and
-            "no hwsigd answers" in p.stderr and not os.path.exists(os.path.join(work, "x.hwsd")), p.stderr.strip())
+    if not os.path.exists("/sys/module/hwsig"):
+        # Without a daemon the rings alone would do (tests/vm/case-dump-rings);
+        # without the module either, there is nothing to dump.
+        r.check("dump without hwsigd and without hwsig.ko: exit 1, says both, no file", p.returncode == 1 and
+                "nothing to dump: no hwsigd answers" in p.stderr and "hwsig.ko is not loaded" in p.stderr and
+                not os.path.exists(os.path.join(work, "x.hwsd")), p.stderr.strip())
     def zstd_of(data, piped=False):
         if piped:  # from a pipe: a frame without its content size (hwsig writes those too)
             return subprocess.run(["zstd", "-c", "-q"], input=data, capture_output=True).stdout
@@ -185,6 +212,10 @@ def sigusr1():
         p = ctl(["replay", os.path.join(dumps, "sub", files[-1]), "--info"], os.environ)
         r.check("a SIGUSR1 dump says its trigger and replays", p.returncode == 0 and
                 "trigger\tSIGUSR1" in p.stdout, p.stderr.strip())
+        info = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+        r.check("a SIGUSR1 dump: triggered_mono_ns is its newest snapshot's time",
+                info.get("triggered_mono_ns") is not None and
+                info.get("triggered_mono_ns") == info.get("last_snapshot_mono_ns"), str(info)[:300])
     finally:
         d.stop()
         d.close()
@@ -226,6 +257,15 @@ def rules():
                 metric(body, 'hwsig_dumps_skipped_total{trigger="rule"}') == 1 and len(files) == 1 and
                 files[0].endswith("-rule.hwsd") and log.count("fired") == 2 and
                 "dump rule 'psi.cpu_some_pct > 6' fired" not in log, f"{files}; {log[-500:]}")
+        if files:
+            p = ctl(["replay", os.path.join(dumps, files[0]), "--info"], os.environ)
+            info = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
+            # The history is copied right after the snapshot that fired the
+            # rule: that snapshot is the dump's newest.
+            r.check("a rule's dump: triggered_mono_ns is the snapshot that fired it (the dump's newest)",
+                    p.returncode == 0 and info.get("trigger") == "rule" and
+                    info.get("triggered_mono_ns") is not None and
+                    info.get("triggered_mono_ns") == info.get("last_snapshot_mono_ns"), str(info)[:300])
     finally:
         d.stop()
         d.close()

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "hwsig/dump_file.h"
+#include "hwsig/dump_ticks.h"
 #include "hwsig/error.h"
 
 namespace {
@@ -22,6 +23,18 @@ void check(std::string_view bytes)
 	auto again = hwsig::decode_dump(once, "again");
 	if (again.snapshots.size() != d.snapshots.size() || again.facts != d.facts || again.trigger != d.trigger)
 		std::abort();
+	// Version 2's lines (rings, ticks, plan, trigger time) come back as
+	// they went: the same text, so the same bytes.
+	if (hwsig::encode_dump(again) != once)
+		std::abort();
+	if (d.rings) {
+		// What --ticks renders from it must not crash either.
+		hwsig::TickOptions o;
+		o.triggered_mono_ns = d.triggered_mono_ns;
+		(void)hwsig::render_ticks(*d.rings, o);
+		o.json = true;
+		(void)hwsig::render_ticks(*d.rings, o);
+	}
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 // hwsigctl dump: writes the flight recorder's file from hwsigd's history
+// and the module's rings, or from the rings alone when no hwsigd answers
 // (Documentation/dump-format.rst).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,6 +16,8 @@
 #include "commands.h"
 #include "duration.h"
 #include "hwsig/daemon_client.h"
+#include "hwsig/dump_capture.h"
+#include "hwsig/dump_file.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "snapshot_feed.h"
@@ -25,13 +28,49 @@ namespace {
 
 const char *kExamples =
 	"The file is one zstd frame: host facts (kernel, CPU, hwsig and catalog\n"
-	"versions), then every kept snapshot with its BPF histograms and VM list\n"
-	"(format: Documentation/dump-format.rst). 'hwsigctl replay FILE' reads it.\n"
-	"The daemon must run: a dump from the module's rings alone is not built yet.\n\n"
+	"versions, the PMU event plan), every snapshot hwsigd kept with its BPF\n"
+	"histograms and VM list, and the records in hwsig.ko's per-CPU rings with\n"
+	"their loss counts (format: Documentation/dump-format.rst).\n"
+	"When no hwsigd answers (not running, or killed with kill -9), the file\n"
+	"holds the host facts and the rings alone, no snapshot history: the\n"
+	"module keeps sampling without the daemon, so its last ticks are there.\n"
+	"Without the module's rings either, there is nothing to dump: it fails.\n"
+	"--last applies to hwsigd's history; the rings are dumped whole.\n\n"
 	"examples:\n"
 	"  hwsigctl dump                         all the daemon keeps (15 min by default)\n"
 	"  hwsigctl dump --last 2m -o stall.hwsd the last two minutes, to stall.hwsd\n"
-	"  hwsigctl replay stall.hwsd            then read it, as 'stat' would show it\n";
+	"  hwsigctl replay stall.hwsd            then read it, as 'stat' would show it\n"
+	"  hwsigctl replay stall.hwsd --ticks    the rings' records, tick by tick\n";
+
+std::uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+	::clock_gettime(clock, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Without hwsigd: the host facts, the PMU plan and the module's rings.
+// Throws hwsig::Error when the rings are not there (nothing to dump).
+std::string rings_only_dump(std::string &what)
+{
+	hwsig::DumpContents d;
+	d.facts = hwsig::host_facts("/");
+	d.facts.emplace_back("source", "rings only (no hwsigd)");
+	d.trigger = "request";
+	d.created_ns = clock_ns(CLOCK_REALTIME);
+	// The moment of the request, on the records' clock.
+	d.triggered_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	d.pmu_plan = hwsig::pmu_plan_entries("/");
+	hwsig::capture_rings("/", d);
+	if (!d.rings)
+		throw hwsig::Error(d.rings_absent);
+	std::size_t records = 0;
+	for (const auto &c : d.rings->cpus)
+		records += c.records.size();
+	what = "host facts and hwsig.ko's rings (" + std::to_string(records) + " records of " +
+	       std::to_string(d.rings->cpus.size()) + " CPUs), no snapshot history";
+	return hwsig::encode_dump(d);
+}
 
 std::string default_name()
 {
@@ -54,7 +93,8 @@ int cmd_dump(const std::vector<std::string> &args)
 	std::string last, out;
 	po::options_description visible("hwsigctl dump [options]\n\n"
 					"Writes what hwsigd keeps of the last minutes (every source's\n"
-					"snapshots, the BPF histograms, the VM list) to one file.\n\n"
+					"snapshots, the BPF histograms, the VM list) and the records in\n"
+					"hwsig.ko's rings to one file; without hwsigd, the rings alone.\n\n"
 					"options");
 	visible.add_options()
 		("help,h", "this help")
@@ -77,15 +117,26 @@ int cmd_dump(const std::vector<std::string> &args)
 		const std::string socket = daemon_socket_path();
 		auto client = hwsig::DaemonClient::connect_if_running(socket);
 		if (!client) {
-			std::fprintf(stderr,
-				     "hwsigctl dump: no hwsigd answers on %s: the dump comes from its history "
-				     "(start it: systemctl start hwsigd)\n",
-				     socket.c_str());
-			return 1;
+			std::string what;
+			std::string bytes;
+			try {
+				bytes = rings_only_dump(what);
+			} catch (const hwsig::Error &e) {
+				std::fprintf(stderr, "hwsigctl dump: nothing to dump: no hwsigd answers on %s, and %s\n",
+					     socket.c_str(), e.what());
+				return 1;
+			}
+			hwsig::write_file_atomically(out, bytes, 0640);
+			std::fprintf(stderr, "hwsigctl dump: no hwsigd answers on %s: %s written from the rings alone: %s (%zu KiB)\n",
+				     socket.c_str(), out.c_str(), what.c_str(), (bytes.size() + 1023) / 1024);
+			return 0;
 		}
 		std::string bytes = client->dump(seconds);
 		hwsig::write_file_atomically(out, bytes, 0640);
-		std::fprintf(stderr, "hwsigctl dump: %s written (%zu KiB)\n", out.c_str(), (bytes.size() + 1023) / 1024);
+		std::fprintf(stderr,
+			     "hwsigctl dump: %s written (%zu KiB): hwsigd's history, host facts and hwsig.ko's rings "
+			     "when loaded ('hwsigctl replay %s --info' says what is in it)\n",
+			     out.c_str(), (bytes.size() + 1023) / 1024, out.c_str());
 		return 0;
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "hwsigctl dump: %s\n", e.what());

@@ -1,14 +1,11 @@
 #include "dump.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <charconv>
 #include <cmath>
 #include <ctime>
 
 #include "hwsig/catalog.h"
-#include "hwsig/cpu_identity.h"
+#include "hwsig/dump_capture.h"
 #include "hwsig/dump_file.h"
 #include "hwsig/error.h"
 
@@ -23,37 +20,11 @@ std::uint64_t realtime_now_ns()
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-const char *vendor_name(hwsig::CpuVendor v)
+// What a reader needs to interpret the numbers on another machine later:
+// the host's facts and the daemon's own settings.
+std::vector<std::pair<std::string, std::string>> daemon_facts(const Config &cfg)
 {
-	switch (v) {
-	case hwsig::CpuVendor::Intel:
-		return "intel";
-	case hwsig::CpuVendor::Amd:
-		return "amd";
-	case hwsig::CpuVendor::Unknown:
-		break;
-	}
-	return "unknown";
-}
-
-// What a reader needs to interpret the numbers on another machine later.
-std::vector<std::pair<std::string, std::string>> host_facts(const Config &cfg)
-{
-	std::vector<std::pair<std::string, std::string>> f;
-	struct utsname u;
-	if (::uname(&u) == 0) {
-		f.emplace_back("hostname", u.nodename);
-		f.emplace_back("kernel", std::string(u.release) + " " + u.version);
-		f.emplace_back("machine", u.machine);
-	}
-	auto cpu = hwsig::read_cpu_identity(cfg.root);
-	f.emplace_back("cpu_vendor", vendor_name(cpu.vendor));
-	f.emplace_back("cpu_family", std::to_string(cpu.family));
-	f.emplace_back("cpu_model", std::to_string(cpu.model));
-	f.emplace_back("hypervisor", cpu.hypervisor ? "yes" : "no");
-	f.emplace_back("cpus_online", std::to_string(::sysconf(_SC_NPROCESSORS_ONLN)));
-	f.emplace_back("hwsig_version", HWSIG_VERSION);
-	f.emplace_back("catalog_version", std::to_string(hwsig::kCatalogVersion));
+	auto f = hwsig::host_facts(cfg.root);
 	char num[32];
 	std::snprintf(num, sizeof(num), "%g", cfg.interval);
 	f.emplace_back("interval_s", num);
@@ -63,7 +34,6 @@ std::vector<std::pair<std::string, std::string>> host_facts(const Config &cfg)
 }
 
 } // namespace
-
 bool parse_seconds(std::string_view text, double &out)
 {
 	double v = 0;
@@ -75,15 +45,29 @@ bool parse_seconds(std::string_view text, double &out)
 }
 
 std::string make_dump(const History &history, const Config &cfg, const std::vector<std::string> &claimed,
-		      double seconds, const std::string &trigger)
+		      double seconds, const std::string &trigger, std::optional<std::uint64_t> triggered_mono_ns)
 {
 	hwsig::DumpContents d;
-	d.facts = host_facts(cfg);
+	d.facts = daemon_facts(cfg);
 	d.trigger = trigger;
 	d.created_ns = realtime_now_ns();
 	const std::size_t n = history.snapshots();
 	if (n == 0)
 		throw hwsig::Error("the history holds no snapshot yet");
+	d.triggered_mono_ns = triggered_mono_ns ? *triggered_mono_ns : history.mono_ns(n - 1);
+	d.pmu_plan = hwsig::pmu_plan_entries(cfg.root);
+	hwsig::DumpWriter w;
+	bool begun = false;
+	// The module's rings as they are now, through a mapping of the dump's
+	// own: the PMU source's reader keeps its tails and sees nothing. A CPU
+	// at a time into the file: a 256-CPU host's rings are too many records
+	// to hold in the daemon for the length of a dump.
+	hwsig::capture_rings(cfg.root, d, [&](const hwsig::DumpContents &head, hwsig::DumpRingCpu &&cpu) {
+		if (!begun)
+			w.begin(head);
+		begun = true;
+		w.add_ring_cpu(cpu);
+	});
 	// The newest snapshot and those within `seconds` before it; one more
 	// so that the first interval of the window can be derived.
 	std::size_t first = 0;
@@ -94,8 +78,8 @@ std::string make_dump(const History &history, const Config &cfg, const std::vect
 		while (first > 0 && newest - history.mono_ns(first) < span)
 			--first;
 	}
-	hwsig::DumpWriter w;
-	w.begin(d);
+	if (!begun)
+		w.begin(d); // no rings, or none with records
 	for (std::size_t i = first; i < n; ++i)
 		w.add(history.snapshot(i), history.vms(i), claimed);
 	return w.finish();

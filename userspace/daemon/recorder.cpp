@@ -67,7 +67,7 @@ void Recorder::skip(const std::string &why)
 	counts_[why].skipped++;
 }
 
-void Recorder::trigger(History history, const std::string &why)
+void Recorder::trigger(History history, const std::string &why, std::optional<std::uint64_t> triggered_mono_ns)
 {
 	std::lock_guard lock(mu_);
 	if (cfg_.dump_dir == "none") {
@@ -83,10 +83,10 @@ void Recorder::trigger(History history, const std::string &why)
 	if (worker_.joinable())
 		worker_.join(); // the last one is done (busy_ is false): reap it
 	busy_ = true;
-	worker_ = std::thread(&Recorder::write, this, std::move(history), why);
+	worker_ = std::thread(&Recorder::write, this, std::move(history), why, triggered_mono_ns);
 }
 
-void Recorder::write(History history, std::string why)
+void Recorder::write(History history, std::string why, std::optional<std::uint64_t> triggered_mono_ns)
 {
 	const std::string path = cfg_.dump_dir + "/" + dump_name(why);
 	bool ok = false;
@@ -95,7 +95,7 @@ void Recorder::write(History history, std::string why)
 		std::filesystem::create_directories(cfg_.dump_dir, ec);
 		if (ec)
 			throw hwsig::Error("creating " + cfg_.dump_dir + ": " + ec.message());
-		std::string bytes = make_dump(history, cfg_, claimed_, 0, why);
+		std::string bytes = make_dump(history, cfg_, claimed_, 0, why, triggered_mono_ns);
 		history = History(0);
 		hwsig::write_file_atomically(path, bytes, 0640);
 		log(Level::Info, "%s: dump written to %s (%zu KiB)", why.c_str(), path.c_str(), (bytes.size() + 1023) / 1024);

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,7 +25,9 @@ public:
 
 	// Starts a dump of `history` (a copy the recorder keeps) unless one is
 	// still being written: then this trigger is counted as skipped.
-	void trigger(History history, const std::string &why);
+	// triggered_mono_ns: the snapshot the trigger fired at (default: the
+	// copy's newest), the dump's 'triggered' line.
+	void trigger(History history, const std::string &why, std::optional<std::uint64_t> triggered_mono_ns = std::nullopt);
 	// A trigger that writes no dump (a rule within dump-gap of the last).
 	void skip(const std::string &why);
 	// hwsig_dumps_total{trigger}, hwsig_dump_failures_total{trigger},
@@ -34,7 +37,7 @@ public:
 	void wait();
 
 private:
-	void write(History history, std::string why);
+	void write(History history, std::string why, std::optional<std::uint64_t> triggered_mono_ns);
 	void retain();
 
 	const Config cfg_;

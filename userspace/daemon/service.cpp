@@ -157,7 +157,8 @@ private:
 	void publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur);
 	void reload();
 	std::string answer_local(const std::string &request);
-	void check_rules(const hwsig::Interval &iv);
+	// fired_mono_ns: the snapshot that ends iv (a dump's 'triggered').
+	void check_rules(const hwsig::Interval &iv, std::uint64_t fired_mono_ns);
 	void watchdog(std::uint64_t now);
 
 	Config cfg_;
@@ -317,7 +318,7 @@ void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_p
 	exposition_.publish(std::move(p));
 }
 
-void Service::check_rules(const hwsig::Interval &iv)
+void Service::check_rules(const hwsig::Interval &iv, std::uint64_t fired_mono_ns)
 {
 	for (auto &rule : rules_) {
 		if (!rule.observe(iv))
@@ -337,7 +338,7 @@ void Service::check_rules(const hwsig::Interval &iv)
 			std::lock_guard lock(history_mu_);
 			copy = history_;
 		}
-		recorder_->trigger(std::move(copy), "rule");
+		recorder_->trigger(std::move(copy), "rule", fired_mono_ns);
 	}
 }
 
@@ -363,7 +364,7 @@ void Service::tick(std::uint64_t deadline)
 				   stdout);
 			std::fflush(stdout);
 		}
-		check_rules(iv);
+		check_rules(iv, cur->mono_ns);
 	}
 	auto prev = std::move(prev_);
 	prev_ = cur;

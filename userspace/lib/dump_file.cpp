@@ -9,6 +9,8 @@
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 
+#include <linux/hwsig.h>
+
 namespace hwsig {
 
 namespace {
@@ -120,7 +122,53 @@ std::string decompress(std::string_view bytes, const std::string &name)
 	return out;
 }
 
+std::string u64(std::uint64_t v)
+{
+	return std::to_string(v);
+}
+
+// "V:E:R" of one event of a record.
+bool triple(std::string_view f, std::uint64_t &v, std::uint64_t &e, std::uint64_t &r)
+{
+	const std::size_t a = f.find(':');
+	if (a == std::string_view::npos)
+		return false;
+	const std::size_t b = f.find(':', a + 1);
+	if (b == std::string_view::npos)
+		return false;
+	return number(f.substr(0, a), v) && number(f.substr(a + 1, b - a - 1), e) && number(f.substr(b + 1), r);
+}
+
+void ring_lines(std::string &text, const DumpRings &r)
+{
+	auto opt = [](const std::optional<std::uint64_t> &v) { return v ? u64(*v) : std::string("-"); };
+	text += "rings\t" + u64(r.generation) + "\t" + u64(r.interval_ns) + "\t" + u64(r.ring_records) + "\t" +
+		(r.running ? "1" : "0") + "\t" + opt(r.status_written) + "\t" + opt(r.status_overwritten) + "\n";
+	for (const auto &e : r.events)
+		text += "ring_event\t" + flat(e.name) + "\t" + flat(e.pmu) + "\t" + flat(e.state) + "\n";
+}
+
+void cpu_lines(std::string &text, const DumpRingCpu &c)
+{
+	text += "ring_cpu\t" + u64(c.cpu) + "\t" + (c.online ? "1" : "0") + "\t" + u64(c.head) + "\t" + u64(c.lost) +
+		"\t" + u64(c.other_generation) + "\t" + u64(c.records.size()) + "\n";
+	for (const auto &t : c.records) {
+		text += "tick\t" + u64(t.seq) + "\t" + u64(t.time_ns) + "\t" + u64(t.flags) + "\t" + u64(t.valid_mask);
+		for (std::size_t i = 0; i < t.values.size(); ++i)
+			text += "\t" + u64(t.values[i]) + ":" + u64(t.enabled[i]) + ":" + u64(t.running[i]);
+		text += "\n";
+	}
+}
+
 } // namespace
+
+const DumpRingCpu *DumpRings::cpu(std::uint32_t id) const
+{
+	for (const auto &c : cpus)
+		if (c.cpu == id)
+			return &c;
+	return nullptr;
+}
 
 DumpWriter::DumpWriter() : cctx_(ZSTD_createCCtx())
 {
@@ -162,8 +210,30 @@ void DumpWriter::begin(const DumpContents &head)
 	text += std::to_string(kDumpVersion) + "\n";
 	text += "created\t" + std::to_string(head.created_ns) + "\n";
 	text += "trigger\t" + flat(head.trigger) + "\n";
+	if (head.triggered_mono_ns)
+		text += "triggered\t" + u64(*head.triggered_mono_ns) + "\n";
 	for (const auto &[k, v] : head.facts)
 		text += "fact\t" + flat(k) + "\t" + flat(v) + "\n";
+	for (const auto &p : head.pmu_plan)
+		text += "pmu_plan\t" + flat(p.series) + "\t" + flat(p.event) + "\t" + flat(p.pmu) + "\t" + flat(p.state) + "\n";
+	if (!head.rings_absent.empty())
+		text += "rings_absent\t" + flat(head.rings_absent) + "\n";
+	if (head.rings) {
+		ring_lines(text, *head.rings);
+		// A CPU at a time: a large host's rings are tens of MiB of text.
+		for (const auto &c : head.rings->cpus) {
+			cpu_lines(text, c);
+			feed(text, false);
+			text.clear();
+		}
+	}
+	feed(text, false);
+}
+
+void DumpWriter::add_ring_cpu(const DumpRingCpu &cpu)
+{
+	std::string text;
+	cpu_lines(text, cpu);
 	feed(text, false);
 }
 
@@ -206,6 +276,139 @@ std::string encode_dump(const DumpContents &dump)
 	return w.finish();
 }
 
+namespace {
+
+// The last ring_cpu section must hold all the ticks it announced (each
+// section is checked when the next one starts, and at 'end').
+void check_last_cpu(Reader &r, const DumpRings &rings, std::uint64_t expected_ticks)
+{
+	if (rings.cpus.empty())
+		return;
+	const DumpRingCpu &c = rings.cpus.back();
+	if (c.records.size() != expected_ticks)
+		r.bad("ring of cpu " + std::to_string(c.cpu) + ": " + std::to_string(c.records.size()) + " ticks, its ring_cpu line says " +
+		      std::to_string(expected_ticks) + " (truncated or corrupted ring section)");
+	if (c.lost + c.other_generation + c.records.size() != c.head)
+		r.bad("ring of cpu " + std::to_string(c.cpu) + ": " + std::to_string(c.records.size()) +
+		      " records + " + std::to_string(c.lost) + " lost + " + std::to_string(c.other_generation) +
+		      " of an earlier configuration do not add up to its head " + std::to_string(c.head) +
+		      " (truncated or corrupted ring section)");
+}
+
+// The version 2 lines: true when f was one (and is now in d).
+// expected_ticks: the COUNT of the ring_cpu section being read.
+bool read_v2_line(Reader &r, const std::vector<std::string_view> &f, DumpContents &d, std::uint64_t &expected_ticks)
+{
+	if (f[0] == "triggered") {
+		std::uint64_t t = 0;
+		if (f.size() != 2 || !number(f[1], t) || d.triggered_mono_ns)
+			r.bad("'triggered' is not 'triggered <TAB> MONO_NS', or comes twice");
+		d.triggered_mono_ns = t;
+		return true;
+	}
+	if (f[0] == "pmu_plan") {
+		if (f.size() != 5)
+			r.bad("'pmu_plan' needs SERIES, EVENT, PMU and STATE");
+		d.pmu_plan.push_back({std::string(f[1]), std::string(f[2]), std::string(f[3]), std::string(f[4])});
+		return true;
+	}
+	if (f[0] == "rings_absent") {
+		if (f.size() != 2 || d.rings || !d.rings_absent.empty())
+			r.bad("'rings_absent' needs one reason, once, and no rings");
+		d.rings_absent = std::string(f[1]);
+		if (d.rings_absent.empty())
+			r.bad("'rings_absent' with an empty reason");
+		return true;
+	}
+	if (f[0] == "rings") {
+		if (f.size() != 7 || d.rings || !d.rings_absent.empty())
+			r.bad("'rings' needs GENERATION, INTERVAL_NS, RING_RECORDS, RUNNING, WRITTEN, OVERWRITTEN, once");
+		DumpRings g;
+		std::uint64_t running = 0;
+		if (!number(f[1], g.generation) || !number(f[2], g.interval_ns) || !number(f[3], g.ring_records) ||
+		    !number(f[4], running) || running > 1 || g.interval_ns == 0)
+			r.bad("'rings' has a field that is not a number in range");
+		if (g.ring_records < HWSIG_MIN_RING_RECORDS || g.ring_records > HWSIG_MAX_RING_RECORDS ||
+		    (g.ring_records & (g.ring_records - 1)))
+			r.bad("'rings': ring size " + std::to_string(g.ring_records) + " is not one the module makes");
+		g.running = running == 1;
+		for (int i : {5, 6}) {
+			if (f[i] == "-")
+				continue;
+			std::uint64_t v = 0;
+			if (!number(f[i], v))
+				r.bad("'rings': status totals are numbers or '-'");
+			(i == 5 ? g.status_written : g.status_overwritten) = v;
+		}
+		d.rings = std::move(g);
+		return true;
+	}
+	if (f[0] == "ring_event") {
+		if (f.size() != 4 || !d.rings || !d.rings->cpus.empty())
+			r.bad("'ring_event' needs NAME, PMU, STATE, after 'rings' and before the first 'ring_cpu'");
+		if (d.rings->events.size() == HWSIG_MAX_EVENTS)
+			r.bad("more than " + std::to_string(HWSIG_MAX_EVENTS) + " ring events");
+		if (f[1].empty())
+			r.bad("'ring_event' with an empty name");
+		d.rings->events.push_back({std::string(f[1]), std::string(f[2]), std::string(f[3])});
+		return true;
+	}
+	if (f[0] == "ring_cpu") {
+		if (!d.rings)
+			r.bad("'ring_cpu' before 'rings'");
+		check_last_cpu(r, *d.rings, expected_ticks);
+		DumpRingCpu c;
+		std::uint64_t online = 0, count = 0;
+		if (f.size() != 7 || !number(f[1], c.cpu) || !number(f[2], online) || online > 1 ||
+		    !number(f[3], c.head) || !number(f[4], c.lost) || !number(f[5], c.other_generation) ||
+		    !number(f[6], count))
+			r.bad("'ring_cpu' needs CPU, ONLINE (0/1), HEAD, LOST, OTHER_GENERATION, COUNT as numbers");
+		if (!d.rings->cpus.empty() && c.cpu <= d.rings->cpus.back().cpu)
+			r.bad("ring of cpu " + std::to_string(c.cpu) + " is not after cpu " +
+			      std::to_string(d.rings->cpus.back().cpu));
+		if (count > d.rings->ring_records)
+			r.bad("ring of cpu " + std::to_string(c.cpu) + " says " + std::to_string(count) +
+			      " records, its ring holds " + std::to_string(d.rings->ring_records));
+		c.online = online == 1;
+		// Not reserved: a forged COUNT must not allocate before ticks arrive.
+		expected_ticks = count;
+		d.rings->cpus.push_back(std::move(c));
+		return true;
+	}
+	if (f[0] == "tick") {
+		if (!d.rings || d.rings->cpus.empty())
+			r.bad("'tick' outside a ring_cpu section");
+		DumpRingCpu &c = d.rings->cpus.back();
+		const std::string where = "ring of cpu " + std::to_string(c.cpu) + ": ";
+		const std::size_t n = d.rings->events.size();
+		if (c.records.size() >= expected_ticks)
+			r.bad(where + "more ticks than its ring_cpu line says");
+		if (f.size() != 5 + n)
+			r.bad(where + "a tick has " + std::to_string(f.size() < 5 ? 0 : f.size() - 5) + " event fields, the ring has " +
+			      std::to_string(n) + " events");
+		DumpRingRecord t;
+		if (!number(f[1], t.seq) || !number(f[2], t.time_ns) || !number(f[3], t.flags) || !number(f[4], t.valid_mask))
+			r.bad(where + "a tick's SEQ, TIME_NS, FLAGS or VALID_MASK is not a number");
+		if (t.seq == 0 || t.seq > c.head || c.head - t.seq >= d.rings->ring_records)
+			r.bad(where + "tick seq " + std::to_string(t.seq) + " cannot be in a ring of " +
+			      std::to_string(d.rings->ring_records) + " records with head " + std::to_string(c.head));
+		if (!c.records.empty() && (t.seq <= c.records.back().seq || t.time_ns < c.records.back().time_ns))
+			r.bad(where + "tick seq " + std::to_string(t.seq) + " is not after the one before it");
+		t.values.resize(n);
+		t.enabled.resize(n);
+		t.running.resize(n);
+		for (std::size_t i = 0; i < n; ++i)
+			if (!triple(f[5 + i], t.values[i], t.enabled[i], t.running[i]))
+				r.bad(where + "tick seq " + std::to_string(t.seq) + ": event field " + std::to_string(i + 1) +
+				      " is not VALUE:ENABLED:RUNNING");
+		c.records.push_back(std::move(t));
+		return true;
+	}
+	return false;
+}
+
+} // namespace
+
 DumpContents decode_dump(std::string_view bytes, const std::string &name)
 {
 	const std::string text = decompress(bytes, name);
@@ -222,6 +425,7 @@ DumpContents decode_dump(std::string_view bytes, const std::string &name)
 	if (d.version < 1)
 		r.bad("dump format version " + std::to_string(d.version) + " does not exist");
 	bool ended = false;
+	std::uint64_t expected_ticks = 0;
 	while (!r.done()) {
 		if (ended)
 			r.bad("data after 'end'");
@@ -236,6 +440,8 @@ DumpContents decode_dump(std::string_view bytes, const std::string &name)
 			d.facts.emplace_back(std::string(f[1]), std::string(f[2]));
 			continue;
 		}
+		if (d.version >= 2 && read_v2_line(r, f, d, expected_ticks))
+			continue;
 		if (f[0] == "snapshot" && f.size() == 2) {
 			std::size_t n = 0;
 			if (!number(f[1], n))
@@ -261,6 +467,8 @@ DumpContents decode_dump(std::string_view bytes, const std::string &name)
 	}
 	if (!ended)
 		throw Error(name + ": truncated: no 'end' line");
+	if (d.rings)
+		check_last_cpu(r, *d.rings, expected_ticks);
 	return d;
 }
 

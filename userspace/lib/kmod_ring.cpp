@@ -389,6 +389,16 @@ bool RingReader::refresh()
 	return true;
 }
 
+RingReader::CpuState RingReader::cpu_state(unsigned cpu) const
+{
+	CpuState s;
+	if (cpu >= geometry_.nr_cpu_ids || !geometry_.configured)
+		return s;
+	s.head = load_head(header(cpu)); // (F)
+	s.online = __atomic_load_n(&header(cpu)->online, __ATOMIC_RELAXED) != 0;
+	return s;
+}
+
 std::uint64_t RingReader::lost(unsigned cpu) const
 {
 	return cpu < lost_.size() ? lost_[cpu] : 0;
