@@ -12,23 +12,31 @@
 #include "hwsig/dump_file.h"
 #include "hwsig/fs.h"
 #include "hwsig/plot.h"
+#include "hwsig/render.h"
 #include "hwsig/render_svg.h"
 
 namespace po = boost::program_options;
 
 namespace {
 
-const char *kExamples =
-	"One panel per metric on a shared time axis in seconds from the trigger\n"
-	"(a red line through every panel), one coloured series per scope: the host,\n"
-	"each VM, each disk. A dashed line marks the verdicts' threshold. Without\n"
-	"--metrics: those of cpu.ipc, sched.runq_wait_p99_us, psi.cpu_some_pct,\n"
-	"mem.imc_read_bps, mem.imc_bps, io.latency_p99_us, vhost.queue_depth_p99\n"
-	"that have values in the dump.\n\n"
-	"examples:\n"
-	"  hwsigctl plot stall.hwsd -o stall.svg        the default panels\n"
-	"  hwsigctl plot stall.hwsd -o - --vm web01     the host and one VM, to stdout\n"
-	"  hwsigctl plot stall.hwsd -o io.svg --metrics io.latency_p99_us,io.iops_read\n";
+// After the options: what a plot shows, the defaults (from the library's
+// list, so the help cannot go stale) and examples.
+std::string examples()
+{
+	std::string ids;
+	for (const auto &id : hwsig::default_plot_metrics())
+		ids += (ids.empty() ? "" : ", ") + id;
+	return std::string("One panel per metric on a shared time axis in seconds from the trigger\n"
+			   "(a red line through every panel), one coloured series per scope: the host,\n"
+			   "each VM, each disk. A dashed line marks the verdicts' threshold. Without\n"
+			   "--metrics: those of\n") +
+	       "  " + hwsig::wrap(ids, 2, 2, 78) +
+	       "\nthat have values in the dump.\n\n"
+	       "examples:\n"
+	       "  hwsigctl plot stall.hwsd -o stall.svg        the default panels\n"
+	       "  hwsigctl plot stall.hwsd -o - --vm web01     the host and one VM, to stdout\n"
+	       "  hwsigctl plot stall.hwsd -o io.svg --metrics io.latency_p99_us,io.iops_read\n";
+}
 
 // "a,b" "c" -> a, b, c (the option may be given several times).
 std::vector<std::string> split_ids(const std::vector<std::string> &values)
@@ -77,7 +85,8 @@ int cmd_plot(const std::vector<std::string> &args)
 	po::positional_options_description pos;
 	pos.add("file", 1);
 	po::variables_map vars;
-	if (auto done = parse_command_line({"plot", visible, hidden, kExamples, &pos}, args, vars))
+	const std::string help_tail = examples();
+	if (auto done = parse_command_line({"plot", visible, hidden, help_tail.c_str(), &pos}, args, vars))
 		return *done;
 	if (file.empty())
 		return usage_error("plot", "which dump? hwsigctl plot FILE -o OUT.svg");
