@@ -126,8 +126,11 @@ int cmd_plot(const std::vector<std::string> &args)
 	// The file's name, not its path: the same dump plots to the same bytes
 	// wherever it lies.
 	req.title = base_name(file);
+	// Which host, briefly: the kernel's release without its build string.
+	if (const std::string *host = dump.fact("hostname"))
+		req.title += "  host " + *host;
 	if (const std::string *kernel = dump.fact("kernel"))
-		req.title += "  (kernel " + *kernel + ")";
+		req.title += "  kernel " + kernel->substr(0, kernel->find(' '));
 	req.trigger = dump.trigger;
 	req.trigger_mono_ns = hwsig::trigger_time_ns(dump);
 	req.thresholds = &thresholds;

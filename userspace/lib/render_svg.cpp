@@ -18,6 +18,7 @@ namespace {
 // "1,000 switches/s" at 11 px.
 constexpr double kWidth = 960;
 constexpr double kLeft = 112, kRight = 24;
+constexpr double kHeaderLeft = 16; // the heading starts at the page's edge: file names are long
 constexpr double kTitleY = 26, kSubtitleY = 46, kLegendTop = 58, kLegendRow = 18;
 constexpr double kPanelTitle = 26; // above each frame
 constexpr double kFrameHeight = 140;
@@ -279,10 +280,10 @@ std::string render_svg(const Plot &plot)
 	       "\" font-family=\"sans-serif\" font-size=\"11\">\n";
 	out += "<title>" + svg_escape("hwsig: " + plot.title) + "</title>\n";
 	out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-	text(out, kLeft, kTitleY, "hwsig: " + plot.title, "font-size=\"16\" font-weight=\"bold\" fill=\"#111111\"");
+	text(out, kHeaderLeft, kTitleY, "hwsig: " + plot.title, "font-size=\"16\" font-weight=\"bold\" fill=\"#111111\"");
 	char span[96];
 	std::snprintf(span, sizeof(span), "%.1f s before to %.1f s after the trigger", -lay.t_min_s, lay.t_max_s);
-	text(out, kLeft, kSubtitleY, "trigger: " + plot.trigger + "    " + span, "fill=\"#444444\"");
+	text(out, kHeaderLeft, kSubtitleY, "trigger: " + plot.trigger + "    " + span, "fill=\"#444444\"");
 	for (std::size_t i = 0; i < plot.scopes.size(); ++i) {
 		const auto [x, y] = leg.at[i];
 		out += "<rect class=\"legend\" data-scope=\"" + svg_escape(plot.scopes[i]) + "\" x=\"" + num(x) +
