@@ -98,11 +98,11 @@ struct Legend {
 Legend legend(const Plot &plot)
 {
 	Legend l;
-	double x = kLeft, y = kLegendTop;
+	double x = kHeaderLeft, y = kLegendTop;
 	for (const auto &scope : plot.scopes) {
 		const double w = 18 + kCharWidth * static_cast<double>(display_width(scope)) + 16;
-		if (x + w > kWidth - kRight && x > kLeft) {
-			x = kLeft;
+		if (x + w > kWidth - kRight && x > kHeaderLeft) {
+			x = kHeaderLeft;
 			y += kLegendRow;
 		}
 		l.at.emplace_back(x, y);
