@@ -228,6 +228,24 @@ TEST_CASE("plot: the trigger line is at the trigger's time, through every panel"
 	CHECK(count(svg, ">-2 s</text>") == 4);
 }
 
+TEST_CASE("plot: time tick labels show the step's decimals", "[plot]")
+{
+	// Two seconds at 0.25 s: ticks every 0.25 s, labels with two decimals.
+	std::vector<PlotInterval> iv;
+	for (std::uint64_t i = 0; i < 8; ++i) {
+		PlotInterval p;
+		p.start_mono_ns = kT0 + i * kSecond / 4;
+		p.end_mono_ns = p.start_mono_ns + kSecond / 4;
+		p.iv.metrics.push_back(metric("psi.cpu_some_pct", "system", 1, "%"));
+		iv.push_back(std::move(p));
+	}
+	const std::string svg = render_svg(build_plot(iv, request(kT0 + 2 * kSecond)));
+	CHECK(count(svg, ">-0.25 s</text>") == 1);
+	CHECK(count(svg, ">-1.50 s</text>") == 1);
+	CHECK(count(svg, ">0.00 s</text>") == 1);
+	CHECK(count(svg, ">-2.00 s</text>") == 1);
+}
+
 TEST_CASE("plot: a missing value or a hole in the recording breaks the line", "[plot]")
 {
 	auto iv = intervals(8, [](std::size_t i, Interval &in) {

@@ -43,7 +43,10 @@ std::string num(double v)
 // Seconds for a tick label, with as many decimals as the step needs.
 std::string seconds_label(double t, double step)
 {
-	const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+	// The fewest decimals that show the step exactly (0.25 needs two).
+	int decimals = 0;
+	while (decimals < 6 && std::fabs(step * std::pow(10, decimals) - std::round(step * std::pow(10, decimals))) > 1e-6)
+		++decimals;
 	char buf[32];
 	std::snprintf(buf, sizeof(buf), "%.*f", decimals, std::fabs(t) < step / 1000 ? 0.0 : t);
 	return std::string(buf) + " s";
