@@ -109,7 +109,7 @@ def parse_svg(path):
         elif el.get("class") == "trigger-label":
             out["label"] = el.text
         elif el.get("class") == "legend":
-            out["legend"][el.get("data-scope")] = el.get("fill")
+            out["legend"][el.get("data-scope")] = el.get("stroke")
     return out
 
 

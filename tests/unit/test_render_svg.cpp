@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -180,7 +181,10 @@ TEST_CASE("plot: one series per scope; --vm keeps the host and that VM only", "[
 		CHECK(colours[i] == svg_series_colour(static_cast<std::size_t>(at)));
 		CHECK(colours[i] != kSvgTriggerColour);
 	}
-	CHECK(attrs(svg, "<rect class=\"legend\"[^>]*>", "data-scope") == all.scopes);
+	CHECK(attrs(svg, "<line[^>]*class=\"legend\"[^>]*>", "data-scope") == all.scopes);
+	CHECK(attrs(svg, "<line[^>]*class=\"legend\"[^>]*>", "stroke") ==
+	      std::vector<std::string>{svg_series_colour(0), svg_series_colour(1), svg_series_colour(2),
+				       svg_series_colour(3)});
 	CHECK(svg_series_colour(0) != svg_series_colour(1));
 
 	auto req = request();
@@ -190,6 +194,28 @@ TEST_CASE("plot: one series per scope; --vm keeps the host and that VM only", "[
 	CHECK(panel_of(one, "cpu.ipc").series.size() == 2);
 	req.vm = "nosuch";
 	CHECK_THROWS_WITH(build_plot(incident(), req), "no values for a VM named 'nosuch'");
+}
+
+TEST_CASE("plot: past nine scopes the colours repeat dashed, in the panels and the legend", "[plot]")
+{
+	auto iv = intervals(3, [](std::size_t, Interval &in) {
+		for (int v = 0; v < 11; ++v)
+			in.metrics.push_back(metric("cpu.ipc", "vm:g" + std::to_string(10 + v), 1, "insn/cycle"));
+	});
+	const Plot p = build_plot(iv, request(kT0 + 3 * kSecond));
+	REQUIRE(p.scopes.size() == 11);
+	CHECK(svg_series_colour(9) == svg_series_colour(0));
+	CHECK(svg_series_dash(0).empty());
+	CHECK(!svg_series_dash(9).empty());
+	const std::string svg = render_svg(p);
+	const auto dashes = attrs(svg, "<polyline[^>]*>", "stroke-dasharray");
+	CHECK(dashes == std::vector<std::string>{svg_series_dash(9), svg_series_dash(10)});
+	CHECK(attrs(svg, "<line[^>]*class=\"legend\"[^>]*>", "stroke-dasharray") == dashes);
+	// (colour, dash) pairs are all different.
+	std::set<std::string> styles;
+	for (std::size_t i = 0; i < p.scopes.size(); ++i)
+		styles.insert(svg_series_colour(i) + "/" + svg_series_dash(i));
+	CHECK(styles.size() == p.scopes.size());
 }
 
 TEST_CASE("plot: the trigger line is at the trigger's time, through every panel", "[plot]")

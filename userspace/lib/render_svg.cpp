@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "hwsig/units.h"
 
@@ -26,10 +27,14 @@ constexpr double kTickLabels = 20;  // below each frame
 constexpr double kPanelGap = 14;
 constexpr double kFooter = 34;
 constexpr double kCharWidth = 6.6; // 11 px sans-serif, for the legend's wrapping
+constexpr double kLegendLine = 22;  // long enough to show a dash pattern
 
 // Tableau's ten without its red, which marks the trigger alone.
 constexpr const char *kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
 				    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+// Past the palette's end the colours repeat with a dash pattern: a host
+// with a dozen VMs still tells them apart.
+constexpr const char *kDashes[] = {"", "8 4", "2 3", "8 3 2 3"};
 constexpr const char *kGridColour = "#e6e6e6";
 constexpr const char *kThresholdColour = "#555555";
 
@@ -103,7 +108,7 @@ Legend legend(const Plot &plot)
 	Legend l;
 	double x = kHeaderLeft, y = kLegendTop;
 	for (const auto &scope : plot.scopes) {
-		const double w = 18 + kCharWidth * static_cast<double>(display_width(scope)) + 16;
+		const double w = kLegendLine + 6 + kCharWidth * static_cast<double>(display_width(scope)) + 16;
 		if (x + w > kWidth - kRight && x > kHeaderLeft) {
 			x = kHeaderLeft;
 			y += kLegendRow;
@@ -178,7 +183,8 @@ void panel(std::string &out, const Plot &plot, const PlotPanel &p, const SvgBox 
 		}
 	}
 	for (const auto &s : p.series) {
-		const std::string colour = svg_series_colour(scope_index(plot, s.scope));
+		const std::size_t index = scope_index(plot, s.scope);
+		const std::string colour = svg_series_colour(index), dash = svg_series_dash(index);
 		for (const auto &run : s.runs) {
 			if (run.size() == 1) {
 				out += "<circle class=\"series\" data-scope=\"" + svg_escape(s.scope) + "\" cx=\"" +
@@ -189,8 +195,9 @@ void panel(std::string &out, const Plot &plot, const PlotPanel &p, const SvgBox 
 			out += "<polyline class=\"series\" data-scope=\"" + svg_escape(s.scope) + "\" points=\"";
 			for (std::size_t i = 0; i < run.size(); ++i)
 				out += (i ? " " : "") + num(lay.x_of(run[i].t_s)) + "," + num(y_of(run[i].value));
-			out += "\" fill=\"none\" stroke=\"" + colour +
-			       "\" stroke-width=\"2\" stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n";
+			out += "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"2\"" +
+			       (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\"") +
+			       " stroke-linejoin=\"round\" stroke-linecap=\"round\"/>\n";
 		}
 	}
 	out += "</g>\n";
@@ -225,7 +232,12 @@ SvgLayout svg_layout(const Plot &plot)
 
 std::string svg_series_colour(std::size_t scope_index)
 {
-	return kPalette[scope_index % (sizeof(kPalette) / sizeof(kPalette[0]))];
+	return kPalette[scope_index % std::size(kPalette)];
+}
+
+std::string svg_series_dash(std::size_t scope_index)
+{
+	return kDashes[scope_index / std::size(kPalette) % std::size(kDashes)];
 }
 
 std::string svg_escape(const std::string &s)
@@ -289,9 +301,12 @@ std::string render_svg(const Plot &plot)
 	text(out, kHeaderLeft, kSubtitleY, "trigger: " + plot.trigger + "    " + span, "fill=\"#444444\"");
 	for (std::size_t i = 0; i < plot.scopes.size(); ++i) {
 		const auto [x, y] = leg.at[i];
-		out += "<rect class=\"legend\" data-scope=\"" + svg_escape(plot.scopes[i]) + "\" x=\"" + num(x) +
-		       "\" y=\"" + num(y) + "\" width=\"12\" height=\"12\" fill=\"" + svg_series_colour(i) + "\"/>\n";
-		text(out, x + 18, y + 10, plot.scopes[i], "fill=\"#222222\"");
+		// A piece of the series' line: colour and dash as in the panels.
+		const std::string dash = svg_series_dash(i);
+		line(out, x, y + 6, x + kLegendLine, y + 6,
+		     "class=\"legend\" data-scope=\"" + svg_escape(plot.scopes[i]) + "\" stroke=\"" + svg_series_colour(i) +
+			     "\" stroke-width=\"3\"" + (dash.empty() ? "" : " stroke-dasharray=\"" + dash + "\""));
+		text(out, x + kLegendLine + 6, y + 10, plot.scopes[i], "fill=\"#222222\"");
 	}
 
 	const auto all_ticks = nice_ticks(lay.t_min_s, lay.t_max_s, 8);

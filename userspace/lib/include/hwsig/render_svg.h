@@ -27,11 +27,12 @@ struct SvgLayout {
 SvgLayout svg_layout(const Plot &plot);
 
 // Colours: the trigger line, the frames, and the series by their index in
-// Plot::scopes (cycling past the palette's end). No series colour is the
-// trigger's red.
+// Plot::scopes: a palette of nine, then again with a dash pattern (empty:
+// solid) for the next nine, and so on. No series colour is the trigger's red.
 inline constexpr const char *kSvgTriggerColour = "#d62728";
 inline constexpr const char *kSvgFrameColour = "#333333";
 std::string svg_series_colour(std::size_t scope_index);
+std::string svg_series_dash(std::size_t scope_index);
 
 std::string render_svg(const Plot &plot);
 
