@@ -177,7 +177,10 @@ void panel(std::string &out, const Plot &plot, const PlotPanel &p, const SvgBox 
 			line(out, b.x, y, b.x + b.w, y,
 			     std::string("class=\"threshold\" stroke=\"") + kThresholdColour +
 				     "\" stroke-width=\"1\" stroke-dasharray=\"6 4\"");
-			text(out, b.x + b.w - 4, y - 4, label, "text-anchor=\"end\" fill=\"#555555\"");
+			// A white outline keeps the label readable over a series.
+			text(out, b.x + b.w - 4, y - 4, label,
+			     "text-anchor=\"end\" fill=\"#555555\" stroke=\"#ffffff\" stroke-width=\"3\" "
+			     "paint-order=\"stroke\"");
 		} else {
 			text(out, b.x + b.w - 4, b.y - 8, label + " (off the scale)", "text-anchor=\"end\" fill=\"#555555\"");
 		}
