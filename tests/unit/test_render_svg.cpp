@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <string>
@@ -372,6 +375,26 @@ TEST_CASE("plot: the same intervals give byte-identical SVG", "[plot]")
 	CHECK(a.find("href") == std::string::npos);
 	CHECK(a.find("@import") == std::string::npos);
 	CHECK(a.find("url(") == std::string::npos);
+}
+
+// The golden file is reviewed by eye (open it in a browser) whenever the
+// drawing changes on purpose: HWSIG_UPDATE_GOLDEN=1 rewrites it.
+TEST_CASE("plot: a known plot renders to the reviewed golden SVG byte for byte", "[plot]")
+{
+	const std::string path = std::string(HWSIG_FIXTURES) + "/plot/incident.svg";
+	auto req = request(kT0 + 7 * kSecond);
+	Thresholds t;
+	req.thresholds = &t;
+	req.metrics = {"cpu.ipc", "sched.runq_wait_p99_us", "io.latency_p99_us", "vhost.queue_depth_p99"};
+	const std::string svg = render_svg(build_plot(incident(), req));
+	if (std::getenv("HWSIG_UPDATE_GOLDEN")) {
+		std::ofstream(path, std::ios::binary) << svg;
+		WARN("rewrote " << path);
+	}
+	std::ifstream in(path, std::ios::binary);
+	REQUIRE(in);
+	const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	CHECK(svg == golden);
 }
 
 TEST_CASE("plot: round axis ticks", "[plot]")

@@ -71,8 +71,8 @@ struct YAxis {
 	bool threshold_shown = false;
 };
 
-// From zero (or the lowest value, when below) to the highest value, the
-// threshold included when it is near enough not to squash the data.
+// From zero (or the lowest value, when below) to above the highest value,
+// the threshold included when it is near enough not to squash the data.
 YAxis y_axis(const PlotPanel &p)
 {
 	double lo = 0, hi = -INFINITY;
@@ -91,6 +91,11 @@ YAxis y_axis(const PlotPanel &p)
 	}
 	if (hi <= lo)
 		hi = lo + (lo == 0 ? 1 : std::fabs(lo));
+	// 5% headroom so a flat series does not hide under the frame's top
+	// edge, except past a share's natural top (100%): PSI at 100% on the
+	// edge is what it is.
+	const double cap = p.unit == "%" ? 100 : p.unit == "ratio" ? 1 : INFINITY;
+	hi = hi <= cap ? std::min(hi + 0.05 * (hi - lo), cap) : hi + 0.05 * (hi - lo);
 	a.ticks = nice_ticks(lo, hi, 4);
 	a.lo = a.ticks.front();
 	a.hi = a.ticks.back();
