@@ -32,8 +32,10 @@ VM = "plot<&1"  # escaped in the SVG; a browser must still show it
 FAKE_GUEST = ("import ctypes, sys, threading, time\n"
               "libc = ctypes.CDLL(None)\n"
               "libc.prctl(15, b'qemu-system-x86', 0, 0, 0)\n"
+              "named = threading.Barrier(3)\n"
               "def vcpu(n):\n"
               "    libc.prctl(15, f'CPU {n}/KVM'.encode(), 0, 0, 0)\n"
+              "    named.wait()\n"
               "    while True:\n"
               "        t = time.monotonic()\n"
               "        while time.monotonic() - t < 0.003:\n"
@@ -41,6 +43,7 @@ FAKE_GUEST = ("import ctypes, sys, threading, time\n"
               "        time.sleep(0.002)\n"
               "for n in range(2):\n"
               "    threading.Thread(target=vcpu, args=(n,), daemon=True).start()\n"
+              "named.wait()\n"
               "print('ready', flush=True)\n"
               "time.sleep(float(sys.argv[1]))\n")
 
@@ -166,9 +169,12 @@ def host_dump(work):
     guest = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, "120", "-name", f"guest={VM}"],
                              stdout=subprocess.PIPE, text=True)
     dumps = os.path.join(work, "dumps")
+    # Up before hwsigd: its first /proc scan finds the guest (the next
+    # scan is seconds later).
+    up = guest.stdout.readline().strip() == "ready"
     d = Daemon(["--pmu", "perf", "--interval", "0.5", "--dump-dir", dumps])
     try:
-        r.check("fake guest up", guest.stdout.readline().strip() == "ready")
+        r.check("fake guest up", up)
         r.check("hwsigd ready", d.ready(60), d.log_text()[-300:])
         time.sleep(6)
         d.proc.send_signal(signal.SIGUSR1)
