@@ -156,6 +156,12 @@ TEST_CASE("plot: an unknown metric id is refused, naming it and the ids close to
 	CHECK_THROWS_WITH(build_plot(incident(), req),
 			  "unknown metric 'zzzzzzzzzz'; the ids are in Documentation/metrics.rst");
 	CHECK(close_metric_ids("psi.cpu_some").front() == "psi.cpu_some_pct");
+	// A near miss alone; without one, the ids of the layer named.
+	CHECK(close_metric_ids("cpu.ipz") == std::vector<std::string>{"cpu.ipc"});
+	const auto layer = close_metric_ids("vhost.nothing_like_it");
+	CHECK(!layer.empty());
+	for (const auto &id : layer)
+		CHECK(id.rfind("vhost.", 0) == 0);
 }
 
 TEST_CASE("plot: a dump without any default metric is refused, pointing at --metrics", "[plot]")

@@ -162,9 +162,11 @@ std::vector<std::string> close_metric_ids(const std::string &id)
 	}
 	std::stable_sort(near.begin(), near.end(),
 			 [](const auto &a, const auto &b) { return a.first < b.first; });
+	// Near misses alone when there are any; else the ids of the same layer.
+	const bool have_near = !near.empty() && near.front().first < 100;
 	std::vector<std::string> out;
 	for (const auto &n : near) {
-		if (out.size() == 5)
+		if (out.size() == 5 || (have_near && n.first >= 100))
 			break;
 		out.push_back(n.second);
 	}
