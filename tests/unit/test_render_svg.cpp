@@ -423,6 +423,8 @@ TEST_CASE("plot: a dump's intervals are derive()'s, the trigger its last snapsho
 		s.snapshot.add_counter("pmu.cycles", "system", 1000.0 * i * i, "perf");
 		s.snapshot.add_counter("pmu.instructions", "system", 500.0 * i * i, "perf");
 		s.snapshot.add_gauge("psi.cpu_some_avg10", "system", 2.5 * i, "procfs");
+		s.snapshot.add_counter("pmu.cycles", "cpu:0", 1000.0 * i * i, "perf");
+		s.snapshot.add_counter("pmu.instructions", "cpu:0", 500.0 * i * i, "perf");
 		s.claimed_ids = {"cpu.ipc", "psi.cpu_some_pct"};
 		d.snapshots.push_back(std::move(s));
 	}
@@ -431,6 +433,8 @@ TEST_CASE("plot: a dump's intervals are derive()'s, the trigger its last snapsho
 	CHECK(iv[1].start_mono_ns == kT0 + kSecond / 2);
 	CHECK(iv[1].end_mono_ns == kT0 + kSecond);
 	CHECK(trigger_time_ns(d) == kT0 + 3 * kSecond / 2);
+	for (const auto &m : iv[1].iv.metrics) // never plotted, so not kept
+		CHECK(m.scope != "cpu:0");
 	auto req = request(trigger_time_ns(d));
 	const Plot p = build_plot(iv, req);
 	REQUIRE(panel_ids(p) == std::vector<std::string>{"cpu.ipc", "psi.cpu_some_pct"});

@@ -122,8 +122,11 @@ std::vector<PlotInterval> plot_intervals(const DumpContents &dump)
 	for (std::size_t i = 1; i < dump.snapshots.size(); ++i) {
 		const auto &prev = dump.snapshots[i - 1];
 		const auto &cur = dump.snapshots[i];
-		out.push_back({prev.snapshot.mono_ns, cur.snapshot.mono_ns,
-			       derive(prev.snapshot, cur.snapshot, cur.claimed_ids)});
+		Interval iv = derive(prev.snapshot, cur.snapshot, cur.claimed_ids);
+		// Only what a plot can show is kept: 15 minutes of a 256-CPU
+		// host's cpu:N values would be gigabytes.
+		std::erase_if(iv.metrics, [](const Metric &m) { return !plotted_scope(m.scope, ""); });
+		out.push_back({prev.snapshot.mono_ns, cur.snapshot.mono_ns, std::move(iv)});
 	}
 	return out;
 }

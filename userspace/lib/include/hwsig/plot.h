@@ -25,7 +25,8 @@ struct PlotInterval {
 };
 
 // Every pair of consecutive snapshots of the dump, derived with derive()
-// exactly as 'hwsigctl replay' derives them.
+// exactly as 'hwsigctl replay' derives them; the values of scopes a plot
+// never shows (cpu:N, vq:..., pid:N) are dropped.
 std::vector<PlotInterval> plot_intervals(const DumpContents &dump);
 
 // When the dump was triggered, on the snapshots' monotonic clock.
