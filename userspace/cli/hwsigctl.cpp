@@ -23,6 +23,7 @@ const Command kCommands[] = {
 	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio|vhost"},
 	{"dump", hwsigctl::cmd_dump, "write hwsigd's last minutes to a file (the flight recorder)"},
 	{"replay", hwsigctl::cmd_replay, "show a dump's intervals as 'stat' would"},
+	{"plot", hwsigctl::cmd_plot, "draw a dump's intervals as an SVG timeline for a browser"},
 };
 
 void print_help()
