@@ -63,7 +63,7 @@ static int __init planted_init(void)
 
 	if (!strcmp(bug, "sleep")) {
 		spin_lock(&planted_lock);
-		msleep(1);
+		msleep(20);
 		spin_unlock(&planted_lock);
 	} else if (!strcmp(bug, "uaf")) {
 		pr_info("planted_bug: read %d\n", planted_uaf());
