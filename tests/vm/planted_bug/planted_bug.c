@@ -4,20 +4,20 @@
  * parameter value under the debug kernel, each load commits one bug of a
  * kind the tier must catch, harmlessly enough that the guest goes on:
  *
- *   bug=sleep     msleep() under a spinlock ("BUG: sleeping function called
- *                 from invalid context", DEBUG_ATOMIC_SLEEP)
+ *   bug=sleep     a GFP_KERNEL allocation under a spinlock ("BUG: sleeping
+ *                 function called from invalid context", DEBUG_ATOMIC_SLEEP)
  *   bug=uaf       a read of freed slab memory (KASAN)
  *   bug=timer     kfree() of an armed hrtimer (ODEBUG, DEBUG_OBJECTS_TIMERS;
  *                 the fixup cancels it)
  *   bug=leak      an allocation whose only pointer is dropped (kmemleak)
  *   bug=abba      two mutexes taken in both orders, never contended
- *                 ("possible circular locking dependency", lockdep; lockdep
- *                 switches itself off after it, so it goes last)
+ *                 ("possible circular locking dependency", lockdep; any
+ *                 earlier report would have switched lockdep off, so it
+ *                 goes first)
  *
  * The load fails with -EAGAIN after the bug, so nothing stays loaded.
  * Never load this outside that test.
  */
-#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -63,7 +63,7 @@ static int __init planted_init(void)
 
 	if (!strcmp(bug, "sleep")) {
 		spin_lock(&planted_lock);
-		msleep(20);
+		kfree(kmalloc(64, GFP_KERNEL));
 		spin_unlock(&planted_lock);
 	} else if (!strcmp(bug, "uaf")) {
 		pr_info("planted_bug: read %d\n", planted_uaf());
