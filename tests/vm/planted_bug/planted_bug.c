@@ -9,7 +9,8 @@
  *   bug=uaf       a read of freed slab memory (KASAN)
  *   bug=timer     kfree() of an armed hrtimer (ODEBUG, DEBUG_OBJECTS_TIMERS;
  *                 the fixup cancels it)
- *   bug=leak      an allocation whose only pointer is dropped (kmemleak)
+ *   bug=leak      16 allocations whose pointers are dropped (kmemleak; the
+ *                 last may survive in a dead stack frame the scan reads)
  *   bug=abba      two mutexes taken in both orders, never contended
  *                 ("possible circular locking dependency", lockdep; any
  *                 earlier report would have switched lockdep off, so it
@@ -34,6 +35,16 @@ static DEFINE_SPINLOCK(planted_lock);
 static DEFINE_MUTEX(planted_a);
 static DEFINE_MUTEX(planted_b);
 static void *planted_leak;
+
+static noinline void planted_leaks(void)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		WRITE_ONCE(planted_leak, kmalloc(512, GFP_KERNEL));
+		WRITE_ONCE(planted_leak, NULL);
+	}
+}
 
 struct planted_timer {
 	struct hrtimer timer;
@@ -76,8 +87,7 @@ static int __init planted_init(void)
 		hrtimer_start(&pt->timer, ms_to_ktime(60000), HRTIMER_MODE_REL);
 		kfree(pt);
 	} else if (!strcmp(bug, "leak")) {
-		planted_leak = kmalloc(512, GFP_KERNEL);
-		WRITE_ONCE(planted_leak, NULL);
+		planted_leaks();
 	} else if (!strcmp(bug, "abba")) {
 		mutex_lock(&planted_a);
 		mutex_lock(&planted_b);
