@@ -5,6 +5,7 @@
 
 #include <linux/perf_event.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 enum { GOOD_INTERVAL = 10000000, GOOD_RING = 64 };
 
@@ -178,10 +179,20 @@ int case_badconfig(int argc, char **argv)
 
 	/* The dynamic types of the kprobe and uprobe PMUs of this kernel. */
 	char buf[32];
-	CHECK_OK(read_file_str("/sys/bus/event_source/devices/kprobe/type", buf, sizeof(buf)), "kprobe PMU type");
-	kprobe_type = (uint32_t)strtoul(buf, NULL, 10);
-	CHECK_OK(read_file_str("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf)), "uprobe PMU type");
-	uprobe_type = (uint32_t)strtoul(buf, NULL, 10);
+	/* The debug tier's small kernel has neither (no kprobes, no uprobes:
+	 * VMTEST_NO_PROBE_PMUS=1): the two messages then carry unused type
+	 * numbers, still refused, and say so; every Debian kernel has both. */
+	if (env_count("VMTEST_NO_PROBE_PMUS", 0) &&
+	    access("/sys/bus/event_source/devices/kprobe/type", F_OK) &&
+	    access("/sys/bus/event_source/devices/uprobe/type", F_OK)) {
+		vm_note("no kprobe/uprobe PMU in this kernel: their messages use unused types %#x, %#x",
+			kprobe_type, uprobe_type);
+	} else {
+		CHECK_OK(read_file_str("/sys/bus/event_source/devices/kprobe/type", buf, sizeof(buf)), "kprobe PMU type");
+		kprobe_type = (uint32_t)strtoul(buf, NULL, 10);
+		CHECK_OK(read_file_str("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf)), "uprobe PMU type");
+		uprobe_type = (uint32_t)strtoul(buf, NULL, 10);
+	}
 
 	/* An unconfigured module stays unconfigured after a bad request. */
 	CHECK_OK(hw_reload(), "loading hwsig.ko");

@@ -1,5 +1,5 @@
 /* Netlink fuzzer, as root: for every command of the family (and two
- * numbers past the last), NR_MSGS messages each, half random attribute
+ * numbers past the last), NR_MSGS messages each (VMTEST_FUZZ_MSGS), half random attribute
  * streams (random types, lengths, nesting, payloads; sometimes as a dump
  * request) and half mutations of a valid CONFIGURE (bytes flipped, an
  * attribute length changed, truncated, attributes duplicated). Every
@@ -145,10 +145,11 @@ int case_fuzz(int argc, char **argv)
 	CHECK_OK(hw_open(&s), "resolving the family");
 	struct timeval tv = { 5, 0 };
 	setsockopt(s.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	const int nr_msgs = (int)env_count("VMTEST_FUZZ_MSGS", NR_MSGS);
 	uint64_t t0 = now_ns();
 	long sent = 0;
 	for (size_t c = 0; c < sizeof(cmds); c++) {
-		for (int i = 0; i < NR_MSGS; i++) {
+		for (int i = 0; i < nr_msgs; i++) {
 			if (i % 2) {
 				valid_configure(&m, s.family);
 				((struct genlmsghdr *)(m.buf + NLMSG_HDRLEN))->cmd = cmds[c];
@@ -163,7 +164,7 @@ int case_fuzz(int argc, char **argv)
 			sent++;
 		}
 	}
-	vm_note("%ld fuzzed messages (%d per command number) answered in %.1f s", sent, NR_MSGS,
+	vm_note("%ld fuzzed messages (%d per command number) answered in %.1f s", sent, nr_msgs,
 		(double)(now_ns() - t0) / 1e9);
 
 	/* Still works. */

@@ -1,4 +1,4 @@
-/* Hotplug storm: for STORM_S seconds CPU 1 goes offline and online at
+/* Hotplug storm: for STORM_S seconds (VMTEST_STORM_S) CPU 1 goes offline and online at
  * random while one process loops CONFIGURE (two ring sizes), START, STOP,
  * GET_STATUS (dump) and GET_INFO, and another opens and maps /dev/hwsig
  * (racing those CONFIGUREs) and reads both rings, checking every record it
@@ -110,7 +110,8 @@ int case_hpstorm(int argc, char **argv)
 		return 1;
 	pid_t kids[3] = { spawn(hotplugger), spawn(controller), spawn(reader) };
 	const char *names[3] = { "hotplug", "control", "reader" };
-	uint64_t until = now_ns() + (uint64_t)STORM_S * 1000000000ull;
+	const long storm_s = env_count("VMTEST_STORM_S", STORM_S);
+	uint64_t until = now_ns() + (uint64_t)storm_s * 1000000000ull;
 	int failed = -1, st_code = 0;
 	while (now_ns() < until && failed < 0) {
 		sleep_ms(200);
@@ -154,6 +155,6 @@ int case_hpstorm(int argc, char **argv)
 	genl_close(&s);
 	CHECK_OK(hw_stop_and_unload(), "unloading after the storm");
 	CHECK_OK(mod_load(HWSIG_KO, ""), "loading again");
-	vm_note("%d s of CPU 1 hotplug under CONFIGURE/START/STOP/GET_STATUS/GET_INFO and map/read loops", STORM_S);
+	vm_note("%d s of CPU 1 hotplug under CONFIGURE/START/STOP/GET_STATUS/GET_INFO and map/read loops", (int)storm_s);
 	return 0;
 }

@@ -16,6 +16,18 @@ int setup_running(struct genl_sock *s, uint64_t interval_ns, uint32_t ring_recor
 	return 0;
 }
 
+long env_count(const char *name, long def)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	return (*end || n <= 0) ? def : n;
+}
+
 int possible_cpus(void)
 {
 	char buf[64];
