@@ -25,7 +25,7 @@ ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build build-bin build-ctl man run test unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
+.PHONY: all deps build build-bin build-ctl man run test test-debug-kernel unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
 
 all: build
 
@@ -48,6 +48,11 @@ build-ctl: deps
 test:
 	@./scripts/install-deps all
 	@./scripts/run-tests
+
+# The debug-kernel tier alone (KASAN, lockdep...; builds its kernel once).
+test-debug-kernel:
+	@./scripts/install-deps all
+	@./scripts/vm-test-debug
 
 unit:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWSIG_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
