@@ -232,7 +232,6 @@ void capture_rings(const std::string &root, DumpContents &d, const RingCpuSink &
 			const std::uint32_t gen = static_cast<std::uint32_t>(g.config_generation);
 			std::vector<hwsig_record> recs;
 			for (unsigned cpu = 0; cpu < g.nr_cpu_ids; ++cpu) {
-				const RingReader::CpuState cs = reader.cpu_state(cpu);
 				// Everything before the oldest slot at the mapping was
 				// overwritten before it existed: lost, exactly (the reader
 				// starts there and counts what goes while it copies).
@@ -241,7 +240,7 @@ void capture_rings(const std::string &root, DumpContents &d, const RingCpuSink &
 				const auto st = reader.read_cpu(cpu, recs);
 				DumpRingCpu c;
 				c.cpu = cpu;
-				c.online = cs.online;
+				c.online = reader.cpu_online(cpu);
 				c.lost = before + st.lost;
 				for (const auto &rec : recs) {
 					if (rec.config_generation != gen) {

@@ -389,14 +389,11 @@ bool RingReader::refresh()
 	return true;
 }
 
-RingReader::CpuState RingReader::cpu_state(unsigned cpu) const
+bool RingReader::cpu_online(unsigned cpu) const
 {
-	CpuState s;
 	if (cpu >= geometry_.nr_cpu_ids || !geometry_.configured)
-		return s;
-	s.head = load_head(header(cpu)); // (F)
-	s.online = __atomic_load_n(&header(cpu)->online, __ATOMIC_RELAXED) != 0;
-	return s;
+		return false;
+	return __atomic_load_n(&header(cpu)->online, __ATOMIC_RELAXED) != 0;
 }
 
 std::uint64_t RingReader::lost(unsigned cpu) const

@@ -197,13 +197,9 @@ public:
 	// mean other events now).
 	bool refresh();
 
-	// A ring's header as the module keeps it now (an invalid cpu or no
-	// rings: zeros).
-	struct CpuState {
-		std::uint64_t head = 0; // records ever written
-		bool online = false;    // sampled now
-	};
-	CpuState cpu_state(unsigned cpu) const;
+	// Whether the module samples cpu now (false for an invalid cpu or no
+	// rings).
+	bool cpu_online(unsigned cpu) const;
 	// Where the next read_cpu(cpu) starts: with Start::Oldest, before the
 	// first read, every record before it was overwritten before the mapping.
 	std::uint64_t tail(unsigned cpu) const { return cpu < tail_.size() ? tail_[cpu] : 0; }
