@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -463,6 +464,111 @@ TEST_CASE("VmScanner skips settled processes, yet sees every QEMU", "[vm][fileca
 	std::filesystem::remove_all(t.root() + "/proc/7002");
 	std::filesystem::remove_all(t.root() + "/proc/7003");
 	CHECK(names(scanner.scan()) == base);
+}
+
+// With /proc/loadavg, a scan lists /proc only when a pid was allocated
+// since the last listing or a listed QEMU exited or changed its thread
+// count; and at least every kFullEvery scans.
+TEST_CASE("VmScanner lists /proc only when a pid was allocated or a QEMU changed", "[vm][filecache]")
+{
+	TempTree t;
+	std::filesystem::copy(procfs_test::fixture("kvm-host"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	auto qemu = [&](const std::string &pid, const std::string &guest) {
+		t.put("proc/" + pid + "/comm", "qemu-system-x86\n");
+		t.put("proc/" + pid + "/status", "Name:\tqemu-system-x86\nState:\tS (sleeping)\n");
+		t.put("proc/" + pid + "/cmdline",
+		      std::string("/usr/bin/qemu-system-x86_64\0-name\0guest=", 40) + guest + std::string(1, '\0'));
+		t.put("proc/" + pid + "/task/" + pid + "/comm", "qemu-system-x86\n");
+		t.mkdir("proc/" + pid + "/fd");
+	};
+	auto names = [](const std::vector<Vm> &vms) {
+		std::set<std::string> out;
+		for (const auto &vm : vms)
+			out.insert(vm.name);
+		return out;
+	};
+	auto last_pid = [&](int pid) { t.put("proc/loadavg", "0.00 0.01 0.05 1/97 " + std::to_string(pid) + "\n"); };
+	last_pid(7000);
+	VmScanner scanner(t.root(), 64);
+	const auto base = names(scanner.scan());
+	REQUIRE(!base.empty());
+	REQUIRE(scanner.listings() == 1);
+
+	// No pid allocated: a QEMU that appeared anyway (only a test tree can
+	// do that) is not listed, the last list stands.
+	qemu("7001", "unseen");
+	CHECK(names(scanner.scan()) == base);
+	CHECK(scanner.listings() == 1);
+	// A pid allocated: listed.
+	last_pid(7001);
+	CHECK(names(scanner.scan()).count("unseen") == 1);
+	CHECK(scanner.listings() == 2);
+	CHECK(names(scanner.scan()).count("unseen") == 1);
+	CHECK(scanner.listings() == 2);
+
+	// A thread of a listed QEMU exits (no pid allocated): its task link
+	// count changes, listed again.
+	t.mkdir("proc/7001/task/7005");
+	t.put("proc/7001/task/7005/comm", "CPU 0/KVM\n");
+	last_pid(7005);
+	scanner.scan();
+	const auto listed = scanner.listings();
+	std::filesystem::remove_all(t.root() + "/proc/7001/task/7005");
+	scanner.scan();
+	CHECK(scanner.listings() == listed + 1);
+
+	// A listed QEMU exits: gone at the next scan without any pid allocated.
+	std::filesystem::remove_all(t.root() + "/proc/7001");
+	CHECK(names(scanner.scan()) == base);
+
+	// Nothing changes at all: still listed once every kFullEvery scans.
+	const auto before = scanner.listings();
+	for (unsigned i = 0; i < NonVmMemo::kFullEvery; ++i)
+		scanner.scan();
+	CHECK(scanner.listings() == before + 1);
+
+	// Without /proc/loadavg every scan lists.
+	std::filesystem::remove(t.root() + "/proc/loadavg");
+	const auto unskipped = scanner.listings();
+	scanner.scan();
+	scanner.scan();
+	CHECK(scanner.listings() == unskipped + 2);
+}
+
+// The same on this host's kernel: a process started between two scans is
+// listed (it took a pid), and its exit is seen without another pid.
+TEST_CASE("VmScanner on this host: a new QEMU is seen, its exit too", "[vm][filecache][live]")
+{
+	VmScanner scanner("/");
+	scanner.scan();
+	int ready[2];
+	REQUIRE(::pipe(ready) == 0);
+	pid_t child = ::fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		// A QEMU's comm: what decides discovery (argv only names it).
+		::prctl(PR_SET_NAME, "qemu-system-x86", 0, 0, 0);
+		::close(ready[0]);
+		::write(ready[1], "r", 1);
+		::pause();
+		::_exit(0);
+	}
+	::close(ready[1]);
+	char c;
+	REQUIRE(::read(ready[0], &c, 1) == 1);
+	::close(ready[0]);
+	auto has = [&](const std::vector<Vm> &vms) {
+		return std::any_of(vms.begin(), vms.end(), [&](const Vm &vm) { return vm.pid == child; });
+	};
+	const auto with = scanner.scan();
+	::kill(child, SIGKILL);
+	::waitpid(child, nullptr, 0);
+	const auto listings = scanner.listings();
+	const auto without = scanner.scan();
+	CHECK(has(with));
+	CHECK_FALSE(has(without));
+	CHECK(scanner.listings() == listings + 1); // listed again: the QEMU's task dir is gone
 }
 
 TEST_CASE("VmScanner on this host: comm fds bounded and dropped with their processes", "[vm][filecache][live]")

@@ -23,7 +23,9 @@ Snapshot Sampler::take()
 	snap.mono_ns = now_ns(CLOCK_MONOTONIC);
 	snap.realtime_ns = now_ns(CLOCK_REALTIME);
 	// VMs come and go, but not every second: rescan /proc periodically.
-	if (!discovered_ || snap.mono_ns - discovered_at_ns_ >= rediscover_ns_) {
+	SourceContext ctx;
+	ctx.rediscovered = !discovered_ || snap.mono_ns - discovered_at_ns_ >= rediscover_ns_;
+	if (ctx.rediscovered) {
 		try {
 			vms_ = scanner_.scan();
 		} catch (const std::exception &) {
@@ -32,7 +34,6 @@ Snapshot Sampler::take()
 		discovered_ = true;
 		discovered_at_ns_ = snap.mono_ns;
 	}
-	SourceContext ctx;
 	ctx.root = root_;
 	ctx.vms = &vms_;
 	timings_.resize(sources_.size());

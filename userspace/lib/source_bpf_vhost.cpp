@@ -19,10 +19,13 @@ namespace {
 using bpf_source::all_unavailable;
 
 // Unlike the other BPF sources it cannot attach before vhost_net is
-// loaded: until then its metrics say "vhost not loaded" and every collect
-// checks again (one stat). A failed attach is remembered until the module
-// is reloaded (a kprobe-attached collector does not keep vhost_net from
-// being unloaded; a reloaded module needs a new collector).
+// loaded: until then its metrics say "vhost not loaded". While loaded,
+// every collect stats the module (its inode tells a reload); while not,
+// it checks again when the VMs are rediscovered: the module loads when a
+// VM with vhost starts, which that scan sees. A failed attach is
+// remembered until the module is reloaded (a kprobe-attached collector
+// does not keep vhost_net from being unloaded; a reloaded module needs a
+// new collector).
 class BpfVhostSource : public Source {
 public:
 	explicit BpfVhostSource(VhostAttach how) : how_(how) {}
@@ -31,12 +34,21 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		if (auto why = vhost_not_loaded_reason(ctx.root)) {
-			reset();
-			all_unavailable(snap, vhost_metric_ids(), *why);
+		if (!not_loaded_.empty() && !ctx.rediscovered) {
+			all_unavailable(snap, vhost_metric_ids(), not_loaded_);
 			return;
 		}
-		ino_t module = module_ino(ctx.root);
+		const ino_t module = module_ino(ctx.root);
+		if (!module) {
+			// Built in without /sys/module/vhost_net: its BTF says it is there.
+			if (auto why = vhost_not_loaded_reason(ctx.root)) {
+				reset();
+				not_loaded_ = *why;
+				all_unavailable(snap, vhost_metric_ids(), not_loaded_);
+				return;
+			}
+		}
+		not_loaded_.clear();
 		if ((collector_ || !failure_.empty()) && module != attached_module_)
 			reset(); // reloaded: attach to the new module
 		if (!collector_ && failure_.empty()) {
@@ -114,6 +126,7 @@ private:
 	VhostAttach how_;
 	std::optional<VhostCollector> collector_;
 	std::string failure_;
+	std::string not_loaded_; // why, when the last check found no vhost_net
 	ino_t attached_module_ = 0;
 	VhostRetired retired_;
 	std::map<std::uint32_t, int> owner_of_; // worker tid -> owner, last collect

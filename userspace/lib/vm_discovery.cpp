@@ -603,8 +603,40 @@ VmScanner::~VmScanner()
 		::closedir(proc_dir_);
 }
 
+std::optional<std::uint64_t> VmScanner::last_pid()
+{
+	// "0.05 0.10 0.09 1/123 4567\n": the last field.
+	auto r = loadavg_.read(join_path(root_, "proc/loadavg"));
+	if (!r.data)
+		return std::nullopt;
+	std::string_view text = *r.data;
+	while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+		text.remove_suffix(1);
+	const auto space = text.rfind(' ');
+	if (space == std::string_view::npos)
+		return std::nullopt;
+	return parse_u64(text.substr(space + 1));
+}
+
+bool VmScanner::listed_vms_unchanged() const
+{
+	for (const auto &[pid, links] : listed_tasks_) {
+		struct stat st;
+		const std::string task = join_path(root_, "proc/" + std::to_string(pid) + "/task");
+		if (::stat(task.c_str(), &st) != 0 || st.st_nlink != links)
+			return false; // exited, or a thread came or went
+	}
+	return true;
+}
+
 std::vector<Vm> VmScanner::scan()
 {
+	memo_.begin_scan();
+	// Read before listing: a process forked after this read changes it,
+	// so the next scan lists again.
+	const auto allocated = last_pid();
+	if (allocated && listed_last_pid_ == allocated && !memo_.full() && listed_vms_unchanged())
+		return listed_;
 	std::vector<Vm> vms;
 	// /proc stays open between scans (rewound by each): no open, buffer
 	// allocation and close per scan. Opened again after a failure, or when
@@ -621,14 +653,26 @@ std::vector<Vm> VmScanner::scan()
 	}
 	if (!proc_dir_)
 		proc_dir_ = ::opendir(proc.c_str());
-	memo_.begin_scan();
 	auto details = vmparse::discover(root_, &comms_, proc_dir_, proc_dir_ ? &memo_ : nullptr);
 	memo_.end_scan();
+	++listings_;
 	// Processes and threads not read in this scan are gone or settled:
 	// close theirs.
 	comms_.sweep();
 	for (auto &d : details)
 		vms.push_back(std::move(d.vm));
+	listed_last_pid_ = allocated;
+	listed_tasks_.clear();
+	for (const auto &vm : vms) {
+		struct stat st;
+		const std::string task = join_path(root_, "proc/" + std::to_string(vm.pid) + "/task");
+		if (::stat(task.c_str(), &st) != 0) {
+			listed_last_pid_.reset(); // gone already: list again next time
+			break;
+		}
+		listed_tasks_.emplace_back(vm.pid, st.st_nlink);
+	}
+	listed_ = vms;
 	return vms;
 }
 

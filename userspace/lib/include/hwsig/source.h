@@ -17,6 +17,9 @@ namespace hwsig {
 struct SourceContext {
 	std::string root = "/";           // prefix for /proc and /sys (fixtures in tests)
 	const std::vector<Vm> *vms = nullptr; // VMs discovered for this snapshot
+	// Whether vms was scanned for this snapshot (the Sampler rescans every
+	// few seconds): what only a VM's start changes is checked then.
+	bool rediscovered = true;
 };
 
 class Source {

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <dirent.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hwsig/fs.h"
@@ -47,6 +50,8 @@ public:
 	// pid was seen in this scan (known or not).
 	void seen(int pid, std::uint64_t ino);
 	void begin_scan();
+	// This scan reads every process (known() is false for all).
+	bool full() const { return scan_ % kFullEvery == 0; }
 	// Forgets what this scan did not see.
 	void end_scan();
 	std::size_t size() const { return entries_.size(); }
@@ -69,6 +74,15 @@ private:
 // non-QEMU processes are not read again (NonVmMemo). Same results as
 // discover_vms(), but for a process that turns into a QEMU long after it
 // started: seen within NonVmMemo::kFullEvery scans.
+//
+// /proc is not even listed when nothing could have changed: no pid
+// allocated since the last listing (the last field of /proc/loadavg; a
+// QEMU, its threads and 6.1-style vhost kthreads all take pids), and every
+// listed QEMU still there with as many threads (the link count of its
+// /proc/PID/task). What this misses until the next full scan: a 6.1 vhost
+// kthread that exits while its QEMU runs (a NIC unplugged), and a QEMU
+// that is a zombie not yet reaped. Without /proc/loadavg (a test tree),
+// every scan lists.
 class VmScanner {
 public:
 	explicit VmScanner(std::string root);
@@ -78,12 +92,22 @@ public:
 	VmScanner &operator=(const VmScanner &) = delete;
 	std::vector<Vm> scan();
 	std::size_t open_fds() const { return comms_.open_count(); }
+	// Scans that listed /proc (for tests: the others returned the last list).
+	std::uint64_t listings() const { return listings_; }
 
 private:
+	std::optional<std::uint64_t> last_pid();
+	bool listed_vms_unchanged() const;
+
 	std::string root_;
 	FileCache comms_;
+	FileCache loadavg_{1};
 	NonVmMemo memo_;
 	DIR *proc_dir_ = nullptr; // <root>/proc, kept open
+	std::uint64_t listings_ = 0;
+	std::optional<std::uint64_t> listed_last_pid_; // read before the last listing
+	std::vector<Vm> listed_;
+	std::vector<std::pair<int, nlink_t>> listed_tasks_; // each QEMU's /proc/PID/task link count
 };
 
 } // namespace hwsig
