@@ -336,6 +336,36 @@ TEST_CASE("procfs sources kept open say what fresh ones say as files change", "[
 	compare("NUMA nodes gone (layout listed again at once)");
 }
 
+// The NUMA layout is listed again when the online mask changes, when
+// forced, when the root changes, and without a mask at every check.
+TEST_CASE("NodeLayoutClock lists again when the online mask changes", "[numa][filecache]")
+{
+	TempTree t;
+	t.put("sys/devices/system/node/online", "0-1\n");
+	NodeLayoutClock every_check(std::chrono::seconds(0), std::chrono::hours(1));
+	CHECK(every_check.due(t.root(), false)); // first
+	CHECK_FALSE(every_check.due(t.root(), false));
+	CHECK_FALSE(every_check.due(t.root(), false));
+	t.put("sys/devices/system/node/online", "0-2\n"); // a node onlined
+	CHECK(every_check.due(t.root(), false));
+	CHECK_FALSE(every_check.due(t.root(), false));
+	CHECK(every_check.due(t.root(), true)); // a layout file failed
+	TempTree other;
+	other.put("sys/devices/system/node/online", "0-2\n");
+	CHECK(every_check.due(other.root(), false)); // another root
+	std::filesystem::remove(other.root() + "/sys/devices/system/node/online");
+	CHECK(every_check.due(other.root(), false)); // no mask: every check
+	CHECK(every_check.due(other.root(), false));
+
+	NodeLayoutClock hourly(std::chrono::hours(1), std::chrono::hours(2));
+	CHECK(hourly.due(t.root(), false));
+	t.put("sys/devices/system/node/online", "0\n");
+	CHECK_FALSE(hourly.due(t.root(), false)); // not checked before the hour
+	NodeLayoutClock aged(std::chrono::seconds(0), std::chrono::seconds(0));
+	CHECK(aged.due(t.root(), false));
+	CHECK(aged.due(t.root(), false)); // the listing is max_age old
+}
+
 TEST_CASE("BlockDevNames looks a dev_t up once, again after its refresh time", "[block][filecache]")
 {
 	TempTree t;
@@ -354,8 +384,16 @@ TEST_CASE("BlockDevNames looks a dev_t up once, again after its refresh time", "
 	CHECK(names.label(sda) == "sdz");
 	CHECK(names.label(sdb) == "sdb");
 	CHECK(names.size() == 2);
+	CHECK_FALSE(names.gone(sda));
+	// Unplugged: gone at the next refresh (its kept uevent fd does not
+	// keep it alive), named by MAJ:MIN.
+	std::filesystem::remove_all(t.root() + "/sys/dev/block/8:0");
+	names.begin(t.root(), 2002);
+	CHECK(names.gone(sda));
+	CHECK(names.label(sda) == "8:0");
+	CHECK_FALSE(names.gone(sdb));
 	TempTree other;
-	names.begin(other.root(), 1002); // another root: nothing kept
+	names.begin(other.root(), 2003); // another root: nothing kept
 	CHECK(names.label(sda) == "8:0");
 }
 

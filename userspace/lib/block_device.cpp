@@ -8,14 +8,12 @@
 
 namespace hwsig {
 
-std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor)
+namespace {
+
+// DEVNAME of a uevent file's text, when usable as part of a scope.
+std::optional<std::string> uevent_devname(std::string_view uevent)
 {
-	FileRead r = read_file(join_path(root, "sys/dev/block/" + std::to_string(major) + ":" +
-						       std::to_string(minor) + "/uevent"),
-			       64 << 10);
-	if (!r.data)
-		return std::nullopt;
-	for (std::string_view line : split_lines(*r.data)) {
+	for (std::string_view line : split_lines(uevent)) {
 		if (line.substr(0, 8) != "DEVNAME=")
 			continue;
 		std::string_view name = line.substr(8);
@@ -31,18 +29,35 @@ std::optional<std::string> block_dev_name(const std::string &root, unsigned majo
 	return std::nullopt;
 }
 
+std::string majmin(unsigned major, unsigned minor)
+{
+	return std::to_string(major) + ":" + std::to_string(minor);
+}
+
+} // namespace
+
+std::optional<std::string> block_dev_name(const std::string &root, unsigned major, unsigned minor)
+{
+	FileRead r = read_file(join_path(root, "sys/dev/block/" + majmin(major, minor) + "/uevent"), 64 << 10);
+	if (!r.data)
+		return std::nullopt;
+	return uevent_devname(*r.data);
+}
+
 std::string block_dev_label(const std::string &root, std::uint32_t kdev)
 {
 	unsigned major = kdev_major(kdev), minor = kdev_minor(kdev);
 	if (auto name = block_dev_name(root, major, minor))
 		return *name;
-	return std::to_string(major) + ":" + std::to_string(minor);
+	return majmin(major, minor);
 }
 
 void BlockDevNames::begin(const std::string &root, std::uint64_t now_ns)
 {
 	if (!started_ || root != root_ || now_ns - filled_at_ns_ >= refresh_ns_) {
 		labels_.clear();
+		// The uevents of disks not looked up since the last refresh are closed.
+		uevents_.sweep();
 		root_ = root;
 		filled_at_ns_ = now_ns;
 		started_ = true;
@@ -54,11 +69,14 @@ const BlockDevNames::Entry &BlockDevNames::entry(std::uint32_t kdev)
 	auto it = labels_.find(kdev);
 	if (it == labels_.end()) {
 		Entry e;
-		e.label = block_dev_label(root_, kdev);
+		const std::string dir = "sys/dev/block/" + majmin(kdev_major(kdev), kdev_minor(kdev));
+		auto r = uevents_.read(join_path(root_, dir + "/uevent"), 64 << 10);
+		std::optional<std::string> name;
+		if (r.data)
+			name = uevent_devname(*r.data);
+		e.label = name ? *name : majmin(kdev_major(kdev), kdev_minor(kdev));
 		// Gone: sysfs is there but the device's entry is not.
-		e.gone = path_exists(join_path(root_, "sys/dev/block")) &&
-			 !path_exists(join_path(root_, "sys/dev/block/" + std::to_string(kdev_major(kdev)) + ":" +
-							       std::to_string(kdev_minor(kdev))));
+		e.gone = !r.data && path_exists(join_path(root_, "sys/dev/block")) && !path_exists(join_path(root_, dir));
 		it = labels_.emplace(kdev, std::move(e)).first;
 	}
 	return it->second;

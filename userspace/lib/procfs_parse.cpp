@@ -124,6 +124,37 @@ std::vector<unsigned> list_numa_nodes(const std::string &root)
 	return nodes;
 }
 
+std::optional<std::string> NodeLayoutClock::read_mask(const std::string &root)
+{
+	auto r = online_.read(join_path(root, "/sys/devices/system/node/online"));
+	if (!r.data)
+		return std::nullopt;
+	return std::string(*r.data);
+}
+
+bool NodeLayoutClock::due(const std::string &root, bool force)
+{
+	const auto now = std::chrono::steady_clock::now();
+	std::optional<std::string> mask;
+	if (!force && listed_ && root == root_) {
+		if (now - checked_at_ < check_)
+			return false;
+		checked_at_ = now;
+		mask = read_mask(root);
+		if (mask && mask == mask_ && now - listed_at_ < max_age_)
+			return false;
+	} else {
+		mask = read_mask(root);
+	}
+	// Read before the caller lists: a node onlined meanwhile changes the
+	// mask, and the next check lists again.
+	root_ = root;
+	listed_ = true;
+	checked_at_ = listed_at_ = now;
+	mask_ = std::move(mask);
+	return true;
+}
+
 ProcStat parse_proc_stat(std::string_view text)
 {
 	ProcStat out;

@@ -144,7 +144,7 @@ public:
 
 private:
 	// A hugepages-<N>kB pool directory and its three counters. Which pools
-	// exist is listed once per rescan interval; the counters are read on
+	// exist is listed when clock_ says so; the counters are read on
 	// every snapshot.
 	struct Pool {
 		std::string rel_dir; // "/sys/kernel/mm/hugepages/hugepages-2048kB"
@@ -158,14 +158,12 @@ private:
 		std::uint64_t values[3] = {};
 	};
 	static constexpr const char *kPoolFiles[3] = {"nr_hugepages", "free_hugepages", "surplus_hugepages"};
-	static constexpr auto kRescan = std::chrono::seconds(5);
 
-	// Lists the pools again when forced, when the root changed or when the
-	// last listing is older than kRescan. True when it listed them.
+	// Lists the pools again when forced, when the root changed or when
+	// clock_ says the nodes may have changed. True when it listed them.
 	bool refresh_layout(const SourceContext &ctx, bool force)
 	{
-		const auto now = std::chrono::steady_clock::now();
-		if (!force && scanned_ && root_ == ctx.root && now - scanned_at_ < kRescan)
+		if (!clock_.due(ctx.root, force))
 			return false;
 		root_ = ctx.root;
 		meminfo_path_ = join_path(ctx.root, "/proc/meminfo");
@@ -177,8 +175,6 @@ private:
 			list_pools(ctx, "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages",
 				   "node:" + std::to_string(node) + "/");
 		files_.revalidate();
-		scanned_ = true;
-		scanned_at_ = now;
 		return true;
 	}
 
@@ -348,8 +344,7 @@ private:
 	std::string root_, meminfo_path_, thp_path_;
 	std::vector<Pool> pools_;   // the system's pools first, then each node's
 	std::size_t system_pools_ = 0;
-	bool scanned_ = false;
-	std::chrono::steady_clock::time_point scanned_at_{};
+	NodeLayoutClock clock_;
 	FileCache files_{128}; // /proc/meminfo, THP mode and every pool's counters, kept open
 	MeminfoParser meminfo_;
 };

@@ -160,7 +160,7 @@ public:
 	}
 
 private:
-	// Where the node files are: listed once per rescan interval, not on
+	// Where the node files are: listed when clock_ says so, not on
 	// every snapshot. What the files say is read on every snapshot.
 	struct NodeFile {
 		std::string path, rel, scope;
@@ -171,14 +171,12 @@ private:
 		NumaStat stat;
 	};
 
-	static constexpr auto kRescan = std::chrono::seconds(5);
 
-	// Lists the nodes again when forced, when the root changed or when the
-	// last listing is older than kRescan. True when it listed them.
+	// Lists the nodes again when forced, when the root changed or when
+	// clock_ says the nodes may have changed. True when it listed them.
 	bool refresh_layout(const SourceContext &ctx, bool force)
 	{
-		const auto now = std::chrono::steady_clock::now();
-		if (!force && scanned_ && root_ == ctx.root && now - scanned_at_ < kRescan)
+		if (!clock_.due(ctx.root, force))
 			return false;
 		root_ = ctx.root;
 		vmstat_path_ = join_path(ctx.root, "/proc/vmstat");
@@ -191,8 +189,6 @@ private:
 			nodes_.push_back(std::move(f));
 		}
 		files_.revalidate();
-		scanned_ = true;
-		scanned_at_ = now;
 		return true;
 	}
 
@@ -277,8 +273,7 @@ private:
 
 	std::string root_, vmstat_path_;
 	std::vector<NodeFile> nodes_;
-	bool scanned_ = false;
-	std::chrono::steady_clock::time_point scanned_at_{};
+	NodeLayoutClock clock_;
 	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
 	VmstatParser vmstat_;
 };

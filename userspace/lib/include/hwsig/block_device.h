@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "hwsig/fs.h"
+
 namespace hwsig {
 
 // The kernel's internal dev_t (MINORBITS = 20), as BPF programs read it.
@@ -25,7 +27,8 @@ std::string block_dev_label(const std::string &root, std::uint32_t kdev);
 // the same disks on every snapshot: a dev_t not seen before is looked up when
 // it first appears, and every label is looked up again once refresh_ns have
 // passed since the last full lookup (a disk removed and another given its
-// MAJ:MIN), or when the root changes.
+// MAJ:MIN), or when the root changes. Each disk's uevent stays open
+// between lookups.
 class BlockDevNames {
 public:
 	explicit BlockDevNames(std::uint64_t refresh_ns = 5'000'000'000ull) : refresh_ns_(refresh_ns) {}
@@ -48,6 +51,7 @@ private:
 	};
 	const Entry &entry(std::uint32_t kdev);
 	std::unordered_map<std::uint32_t, Entry> labels_;
+	FileCache uevents_{256}; // each disk's uevent kept open: one pread a refresh
 };
 
 } // namespace hwsig

@@ -8,6 +8,7 @@
 // used. Parsers never throw, and never turn a missing field into a zero.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -135,6 +136,35 @@ std::string quote_token(std::string_view tok);
 
 // NUMA node numbers under <root>/sys/devices/system/node (nodeN entries), sorted.
 std::vector<unsigned> list_numa_nodes(const std::string &root);
+
+// When a source lists the NUMA nodes (and what hangs under them) again.
+// Nodes come and go only by memory hotplug, which changes
+// /sys/devices/system/node/online: every check interval (5 s) that mask
+// is read (one pread of a kept fd), and the layout is listed again only
+// when it changed or the last listing is max_age (60 s) old. Without the
+// mask (no CONFIG_NUMA; a test tree) it lists every check interval. A
+// source lists at once (force) when a file of its layout fails to read: a
+// node gone.
+class NodeLayoutClock {
+public:
+	using Duration = std::chrono::steady_clock::duration;
+	explicit NodeLayoutClock(Duration check = std::chrono::seconds(5), Duration max_age = std::chrono::seconds(60))
+		: check_(check), max_age_(max_age)
+	{
+	}
+	// True when the caller is to list its layout now (and does).
+	bool due(const std::string &root, bool force);
+
+private:
+	std::optional<std::string> read_mask(const std::string &root);
+
+	Duration check_, max_age_;
+	std::string root_;
+	bool listed_ = false;
+	std::chrono::steady_clock::time_point checked_at_{}, listed_at_{};
+	FileCache online_{1};
+	std::optional<std::string> mask_; // at the last listing; nullopt: none
+};
 
 // ---- sources -----------------------------------------------------------
 
