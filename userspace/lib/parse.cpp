@@ -1,5 +1,6 @@
 #include "hwsig/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -71,10 +72,9 @@ std::optional<double> parse_double(std::string_view s)
 	}
 	if (digits == 0)
 		return std::nullopt;
-	std::string copy(s);
-	char *end = nullptr;
-	double v = std::strtod(copy.c_str(), &end);
-	if (end != copy.c_str() + copy.size() || !std::isfinite(v))
+	double v = 0;
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+	if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
 		return std::nullopt;
 	return v;
 }
@@ -82,6 +82,7 @@ std::optional<double> parse_double(std::string_view s)
 std::vector<std::string_view> split_ws(std::string_view s)
 {
 	std::vector<std::string_view> out;
+	out.reserve(8); // the lines split here have a handful of fields
 	std::size_t i = 0;
 	while (i < s.size()) {
 		while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
@@ -98,6 +99,7 @@ std::vector<std::string_view> split_ws(std::string_view s)
 std::vector<std::string_view> split_lines(std::string_view s)
 {
 	std::vector<std::string_view> out;
+	out.reserve(static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) + 1);
 	std::size_t b = 0;
 	while (b < s.size()) {
 		std::size_t e = s.find('\n', b);

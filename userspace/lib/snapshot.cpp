@@ -50,6 +50,10 @@ void Snapshot::add_histogram(std::string_view name, std::string_view scope, Hist
 
 void Snapshot::add_unavailable(std::string_view id, std::string_view scope, std::string_view reason)
 {
+	// A host without a PMU or vhost has dozens of notes every snapshot:
+	// one allocation for them, not a growth by doubling.
+	if (unavailable_.empty())
+		unavailable_.reserve(64);
 	unavailable_.push_back({std::string(id), std::string(scope), std::string(reason)});
 }
 

@@ -150,14 +150,16 @@ private:
 		std::string rel_dir; // "/sys/kernel/mm/hugepages/hugepages-2048kB"
 		std::uint64_t kb = 0;
 		std::string scope;
-		std::string paths[3]; // nr_hugepages, free_hugepages, surplus_hugepages under the root
+		std::string paths[2]; // nr_hugepages, free_hugepages under the root
 	};
 	struct PoolRead {
 		bool failed = false; // a file could not be read (garbled is not a failure)
 		std::string problem;
-		std::uint64_t values[3] = {};
+		std::uint64_t values[2] = {};
 	};
-	static constexpr const char *kPoolFiles[3] = {"nr_hugepages", "free_hugepages", "surplus_hugepages"};
+	// nr_hugepages is the kernel's h->nr_huge_pages: persistent and surplus
+	// (overcommitted) pages alike; free_hugepages counts both when free.
+	static constexpr const char *kPoolFiles[2] = {"nr_hugepages", "free_hugepages"};
 
 	// Lists the pools again when forced, when the root changed or when
 	// clock_ says the nodes may have changed. True when it listed them.
@@ -189,7 +191,7 @@ private:
 			p.rel_dir = rel_dir + "/" + entry;
 			p.kb = *kb;
 			p.scope = scope_prefix + "hugepages:" + size_name(*kb);
-			for (int i = 0; i < 3; ++i)
+			for (int i = 0; i < 2; ++i)
 				p.paths[i] = join_path(ctx.root, p.rel_dir + "/" + kPoolFiles[i]);
 			pools_.push_back(std::move(p));
 		}
@@ -201,10 +203,9 @@ private:
 		for (std::size_t k = 0; k < pools_.size(); ++k) {
 			const Pool &p = pools_[k];
 			PoolRead &out = reads[k];
-			// nr_hugepages counts persistent pages only; surplus pages
-			// (overcommit) are in the pool too and free_hugepages counts
-			// them when free.
-			for (int i = 0; i < 3; ++i) {
+			// An empty pool has no free pages: its free_hugepages is
+			// not read (most pools of most hosts are empty).
+			for (int i = 0; i < 2 && !(i == 1 && out.values[0] == 0); ++i) {
 				auto r = files_.read(p.paths[i]);
 				if (!r.data) {
 					out.failed = true;
@@ -237,13 +238,8 @@ private:
 			snap.add_unavailable(kHugepageUtilization, p.scope, r.problem);
 			return;
 		}
-		auto [nr, free, surplus] = r.values;
-		if (nr + surplus < nr) {
-			snap.add_unavailable(kHugepageUtilization, p.scope,
-					     p.rel_dir + " garbled: nr_hugepages + surplus_hugepages overflows 64 bits");
-			return;
-		}
-		add_utilization(nr + surplus, free, p.kb, p.scope, p.rel_dir, snap);
+		auto [nr, free] = r.values;
+		add_utilization(nr, free, p.kb, p.scope, p.rel_dir, snap);
 	}
 
 	static void add_utilization(std::uint64_t total, std::uint64_t free, std::uint64_t kb,
