@@ -103,8 +103,9 @@ TEST_CASE("meminfo source: 8 nodes, two page sizes, surplus pages", "[procfs][me
 {
 	auto src = make_meminfo_source();
 	auto snap = collect(*src, fixture("xeon-2s-256cpu-8node"));
-	// Global 2048 kB pool: 8192 persistent + 64 surplus pages, 3584 free.
-	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:2048kB") == Approx(4672.0 / 8256));
+	// Global 2048 kB pool: 8192 persistent + 64 surplus pages (nr_hugepages
+	// 8256), 3584 free of which 512 reserved: reserved pages are in use.
+	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:2048kB") == Approx((8256.0 - 3584 + 512) / 8256));
 	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:1048576kB") == Approx(24.0 / 32));
 	for (unsigned k = 0; k < 7; ++k)
 		CHECK(gauge(snap, series::kHugepageUtilization, "node:" + std::to_string(k) + "/hugepages:2048kB") ==
@@ -216,9 +217,10 @@ TEST_CASE("meminfo source end to end: gauges read at the later snapshot", "[proc
 	auto src = make_meminfo_source();
 	auto iv = derive_between(*src, "xeon-2s-256cpu-8node", "xeon-2s-256cpu-8node-t1");
 	CHECK(metric_count(iv, "mem.hugepage_utilization") == 14);
-	// At t1 node k has 100k free 2 MiB pages and nodes 0-3 one free 1 GiB page.
+	// At t1 node k has 100k free 2 MiB pages and nodes 0-3 one free 1 GiB
+	// page; 512 of the 2800 free 2 MiB pages are reserved (in use).
 	REQUIRE(metric(iv, kUtil, "hugepages:2048kB"));
-	CHECK(metric(iv, kUtil, "hugepages:2048kB")->value == Approx(5456.0 / 8256));
+	CHECK(metric(iv, kUtil, "hugepages:2048kB")->value == Approx((5456.0 + 512) / 8256));
 	REQUIRE(metric(iv, kUtil, "hugepages:1048576kB"));
 	CHECK(metric(iv, kUtil, "hugepages:1048576kB")->value == Approx(28.0 / 32));
 	REQUIRE(metric(iv, kUtil, "node:3/hugepages:2048kB"));

@@ -65,7 +65,7 @@ const std::vector<Spec> &specs()
 		{kThpFaultFallback, Type::Counter, "thp_fault_fallback_total", 1, 1,
 		 "THP page faults that fell back to small pages (/proc/vmstat thp_fault_fallback)."},
 		{kHugepageUtilization, Type::Gauge, "hugepage_utilization_ratio", 1, 1,
-		 "HugeTLB pages in use / nr_hugepages (surplus pages included) of each page size."},
+		 "HugeTLB pages in use or reserved by a mapping / nr_hugepages (surplus included), per page size."},
 		{kThpAnonBytes, Type::Gauge, "thp_anon_bytes", 1, 1,
 		 "Anonymous memory mapped with transparent huge pages (/proc/meminfo AnonHugePages)."},
 		{kThermalHeadroom, Type::Gauge, "thermal_headroom_celsius", 1, 1,

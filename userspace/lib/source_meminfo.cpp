@@ -23,7 +23,8 @@ std::string size_name(std::uint64_t kb)
 }
 
 // The /proc/meminfo lines this source reads.
-constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "Hugepagesize", "AnonHugePages"};
+constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "Hugepagesize",
+				       "AnonHugePages"};
 
 // parse_meminfo() of a file whose names, in order, are those of the last
 // text parse_meminfo() accepted (a kernel's meminfo never changes its
@@ -150,16 +151,20 @@ private:
 		std::string rel_dir; // "/sys/kernel/mm/hugepages/hugepages-2048kB"
 		std::uint64_t kb = 0;
 		std::string scope;
-		std::string paths[2]; // nr_hugepages, free_hugepages under the root
+		std::string paths[3]; // nr_hugepages, free_hugepages, resv_hugepages under the root
+		int files = 3;        // a node's pool has no resv_hugepages: 2
 	};
 	struct PoolRead {
 		bool failed = false; // a file could not be read (garbled is not a failure)
 		std::string problem;
-		std::uint64_t values[2] = {};
+		std::uint64_t values[3] = {};
 	};
 	// nr_hugepages is the kernel's h->nr_huge_pages: persistent and surplus
-	// (overcommitted) pages alike; free_hugepages counts both when free.
-	static constexpr const char *kPoolFiles[2] = {"nr_hugepages", "free_hugepages"};
+	// (overcommitted) pages alike; free_hugepages counts both when free,
+	// including the reserved ones (resv_hugepages: promised to a mapping,
+	// not yet touched, as QEMU's guest memory is until the guest uses it).
+	// The kernel keeps reservations per pool, not per node.
+	static constexpr const char *kPoolFiles[3] = {"nr_hugepages", "free_hugepages", "resv_hugepages"};
 
 	// Lists the pools again when forced, when the root changed or when
 	// clock_ says the nodes may have changed. True when it listed them.
@@ -191,7 +196,8 @@ private:
 			p.rel_dir = rel_dir + "/" + entry;
 			p.kb = *kb;
 			p.scope = scope_prefix + "hugepages:" + size_name(*kb);
-			for (int i = 0; i < 2; ++i)
+			p.files = scope_prefix.empty() ? 3 : 2;
+			for (int i = 0; i < p.files; ++i)
 				p.paths[i] = join_path(ctx.root, p.rel_dir + "/" + kPoolFiles[i]);
 			pools_.push_back(std::move(p));
 		}
@@ -205,7 +211,7 @@ private:
 			PoolRead &out = reads[k];
 			// An empty pool has no free pages: its free_hugepages is
 			// not read (most pools of most hosts are empty).
-			for (int i = 0; i < 2 && !(i == 1 && out.values[0] == 0); ++i) {
+			for (int i = 0; i < p.files && !(i == 1 && out.values[0] == 0); ++i) {
 				auto r = files_.read(p.paths[i]);
 				if (!r.data) {
 					out.failed = true;
@@ -238,11 +244,12 @@ private:
 			snap.add_unavailable(kHugepageUtilization, p.scope, r.problem);
 			return;
 		}
-		auto [nr, free] = r.values;
-		add_utilization(nr, free, p.kb, p.scope, p.rel_dir, snap);
+		auto [nr, free, reserved] = r.values;
+		add_utilization(nr, free, reserved, p.kb, p.scope, p.rel_dir, snap);
 	}
 
-	static void add_utilization(std::uint64_t total, std::uint64_t free, std::uint64_t kb,
+	// Reserved pages are in use: a mapping owns them, touched or not.
+	static void add_utilization(std::uint64_t total, std::uint64_t free, std::uint64_t reserved, std::uint64_t kb,
 				    const std::string &scope, const std::string &where, Snapshot &snap)
 	{
 		if (total == 0) {
@@ -258,8 +265,14 @@ private:
 						     " pages (pool resized while reading)");
 			return;
 		}
+		if (reserved > free) {
+			snap.add_unavailable(kHugepageUtilization, scope,
+					     where + ": " + std::to_string(reserved) + " reserved of " +
+						     std::to_string(free) + " free pages (pool changed while reading)");
+			return;
+		}
 		snap.add_gauge(series::kHugepageUtilization, scope,
-			       static_cast<double>(total - free) / static_cast<double>(total),
+			       static_cast<double>(total - free + reserved) / static_cast<double>(total),
 			       where.rfind("/proc", 0) == 0 ? "procfs" : "sysfs");
 	}
 
@@ -288,7 +301,11 @@ private:
 			return;
 		}
 		std::uint64_t kb = size->second.value;
-		add_utilization(total->second.value, free->second.value, kb, "hugepages:" + size_name(kb),
+		// HugePages_Rsvd: from Linux 2.6.17 on; without it, none counted.
+		auto reserved = meminfo.values.find("HugePages_Rsvd");
+		const std::uint64_t resv =
+			reserved != meminfo.values.end() && !reserved->second.kb ? reserved->second.value : 0;
+		add_utilization(total->second.value, free->second.value, resv, kb, "hugepages:" + size_name(kb),
 				"/proc/meminfo", snap);
 	}
 
