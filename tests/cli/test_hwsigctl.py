@@ -359,18 +359,22 @@ FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
                        "debian12-host")
 
 
-def fixture_copy(cpu_some_avg10=None, thresholds=None):
+def fixture_copy(hugepages=None, thresholds=None):
     """A copy of the debian12-host fixture tree (static: a quiet host), with
-    /proc/pressure/cpu's avg10 and /etc/hwsig/thresholds.conf as given."""
+    a 2048 kB huge page pool of hugepages = (pages, free) and
+    /etc/hwsig/thresholds.conf as given. (A static tree has no pressure:
+    PSI is a rate of its totals.)"""
     import shutil
     import tempfile
     tmp = tempfile.mkdtemp()
     root = os.path.join(tmp, "root")
     shutil.copytree(FIXTURE, root)
-    if cpu_some_avg10 is not None:
-        with open(os.path.join(root, "proc", "pressure", "cpu"), "w") as f:
-            f.write(f"some avg10={cpu_some_avg10:.2f} avg60=4.86 avg300=2.89 total=19052466\n"
-                    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    if hugepages is not None:
+        pool = os.path.join(root, "sys", "kernel", "mm", "hugepages", "hugepages-2048kB")
+        for name, value in (("nr_hugepages", hugepages[0]), ("free_hugepages", hugepages[1]),
+                            ("resv_hugepages", 0)):
+            with open(os.path.join(pool, name), "w") as f:
+                f.write(f"{value}\n")
     if thresholds is not None:
         os.makedirs(os.path.join(root, "etc", "hwsig"))
         with open(os.path.join(root, "etc", "hwsig", "thresholds.conf"), "w") as f:
@@ -382,7 +386,7 @@ def fixture_stat(root, *args):
     return run(["stat", "--no-daemon", "--no-bpf", "--no-pmu", "--root", root, "-i", "0.1", *args])
 
 
-@case("verdicts: none in 20 intervals of a quiet (fixture) host; PSI cpu 45% gives one, in table and JSON")
+@case("verdicts: none in 20 intervals of a quiet (fixture) host; a full huge page pool gives one, in table and JSON")
 def _():
     import shutil
     tmp, root = fixture_copy()
@@ -396,16 +400,17 @@ def _():
         assert len(lines) == 20 and all(l["verdicts"] == [] for l in lines), out[-300:]
     finally:
         shutil.rmtree(tmp)
-    tmp, root = fixture_copy(cpu_some_avg10=45)
+    tmp, root = fixture_copy(hugepages=(4, 0))
     try:
         rc, out, err = fixture_stat(root, "-c", "1")
         assert rc == 0, err
-        assert "\n! psi.cpu_some_pct                  45.0 %          system\n" in out, out
-        assert "\n! CPU saturated: PSI cpu some 45.0 %\n" in out, out
+        assert "\n! mem.hugepage_utilization           100 %          hugepages:2048kB\n" in out, out
+        assert "\n! huge pages 2048kB fully used: in use 100 %\n" in out, out
         rc, out, err = fixture_stat(root, "-c", "1", "--format", "json")
         v = json.loads(out.splitlines()[0])["verdicts"]
-        assert v == [{"resource": "cpu", "kind": "saturation", "metric": "psi.cpu_some_pct", "scope": "system",
-                      "value": 45, "threshold": 10, "text": "CPU saturated: PSI cpu some 45.0 %"}], v
+        assert v == [{"resource": "memory", "kind": "utilisation", "metric": "mem.hugepage_utilization",
+                      "scope": "hugepages:2048kB", "value": 1, "threshold": 1,
+                      "text": "huge pages 2048kB fully used: in use 100 %"}], v
     finally:
         shutil.rmtree(tmp)
 
@@ -413,16 +418,18 @@ def _():
 @case("thresholds: <root>/etc/hwsig/thresholds.conf and --thresholds move the bar; a bad file is exit 2")
 def _():
     import shutil
-    tmp, root = fixture_copy(cpu_some_avg10=45, thresholds="cpu.psi_some_pct = 50  # busy fleet\n")
+    # 3 of 4 pages in use: 75 %, under the default bar (100 %) and the file's.
+    tmp, root = fixture_copy(hugepages=(4, 1), thresholds="mem.hugepage_used_pct = 80  # busy fleet\n")
     try:
         rc, out, err = fixture_stat(root, "-c", "1")
         assert rc == 0, err
-        assert "\n! " not in out and "45.0 %" in out, out  # 45 < 50: no verdict, no mark
+        assert "\n! " not in out and "\n  mem.hugepage_utilization          75.0 %" in out, out  # 75 < 80: no mark
         other = os.path.join(tmp, "other.conf")
         with open(other, "w") as f:
-            f.write("cpu.psi_some_pct = 40\n")
+            f.write("mem.hugepage_used_pct = 70\n")
         rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", other)
-        assert rc == 0 and "! CPU saturated: PSI cpu some 45.0 %" in out, (err, out)
+        assert rc == 0 and "\n! mem.hugepage_utilization          75.0 %          hugepages:2048kB\n" in out, (err, out)
+        assert "\n! huge pages 2048kB fully used: in use 75.0 %\n" in out, out
         with open(other, "w") as f:
             f.write("# mine\ncpu.psi_some_pct = 40\ncpu.psi_some = 3\n")
         rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", other)

@@ -33,6 +33,21 @@ class Results:
         return 0 if self.failed == 0 else 1
 
 
+def fixture_with_hugepages(pages=4, free=1):
+    """A copy of the debian12-host fixture tree (a temporary directory, left
+    for the caller to remove) whose 2048 kB huge page pool has pages pages,
+    free of them free: a steady gauge (mem.hugepage_utilization) for tests
+    of rules on a static tree, where every rate (PSI included) is 0."""
+    import shutil
+    root = os.path.join(tempfile.mkdtemp(prefix="hwsig-fixture-"), "root")
+    shutil.copytree(os.path.join(FIXTURES, "debian12-host"), root)
+    pool = os.path.join(root, "sys", "kernel", "mm", "hugepages", "hugepages-2048kB")
+    for name, value in (("nr_hugepages", pages), ("free_hugepages", free), ("resv_hugepages", 0)):
+        with open(os.path.join(pool, name), "w") as f:
+            f.write(f"{value}\n")
+    return root
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

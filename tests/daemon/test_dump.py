@@ -6,12 +6,13 @@ directory, full disk) says why, leaves nothing behind and leaves the daemon
 sampling; no daemon, and damaged files, are refused with the file named."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
 
-from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES
+from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES, fixture_with_hugepages
 
 r = Results("test_dump")
 root = os.geteuid() == 0
@@ -239,12 +240,14 @@ def sigusr1():
 
 
 def rules():
-    """dump-rule: the fixture's PSI cpu some (5.93) passes '> 5 for 3'."""
+    """dump-rule: the fixture's huge page pool (3 of 4 pages used, 0.75)
+    passes '> 0.5 for 3'; its PSI (static totals: 0 %) passes '>= 0'."""
     dumps = tempfile.mkdtemp(prefix="hwsig-dump-dir-")
-    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
+    root = fixture_with_hugepages(4, 1)
+    d = Daemon(["--root", root, "--pmu", "off", "--bpf", "none",
                 "--interval", "0.05", "--dump-dir", dumps, "--dump-gap", "600",
-                "--dump-rule", "psi.cpu_some_pct > 5 for 3", "--dump-rule", "psi.io_some_pct{system} >= 0.33",
-                "--dump-rule", "psi.cpu_some_pct > 6"])
+                "--dump-rule", "mem.hugepage_utilization{hugepages:2048kB} > 0.5 for 3", "--dump-rule", "psi.io_some_pct{system} >= 0",
+                "--dump-rule", "mem.hugepage_utilization{hugepages:2048kB} > 0.8"])
     try:
         r.check("hwsigd ready (three rules)", d.ready(20), d.log_text()[-300:])
         time.sleep(1.5)
@@ -256,7 +259,7 @@ def rules():
                 metric(body, 'hwsig_dumps_total{trigger="rule"}') == 1 and
                 metric(body, 'hwsig_dumps_skipped_total{trigger="rule"}') == 1 and len(files) == 1 and
                 files[0].endswith("-rule.hwsd") and log.count("fired") == 2 and
-                "dump rule 'psi.cpu_some_pct > 6' fired" not in log, f"{files}; {log[-500:]}")
+                "dump rule 'mem.hugepage_utilization{hugepages:2048kB} > 0.8' fired" not in log, f"{files}; {log[-500:]}")
         if files:
             p = ctl(["replay", os.path.join(dumps, files[0]), "--info"], os.environ)
             info = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
@@ -269,6 +272,7 @@ def rules():
     finally:
         d.stop()
         d.close()
+        shutil.rmtree(os.path.dirname(root), ignore_errors=True)
     p = subprocess.run([os.path.join(os.path.dirname(HWSIGCTL), "hwsigd"), "--config", "/dev/null",
                         "--dump-rule", "psi.cpu_some_pct >> 20"], capture_output=True, text=True, timeout=30)
     r.check("a rule that does not parse: exit 2, the rule and the column named",

@@ -15,7 +15,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES, TOP
+from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES, TOP, fixture_with_hugepages
 from png_pixels import Png
 
 r = Results("test_plot")
@@ -285,17 +285,19 @@ def errors(work, dump):
 
 
 def rule_label(work):
-    """A rule-triggered dump (the fixture host's PSI cpu some, 5.93) is
-    labelled with its trigger."""
+    """A rule-triggered dump (the fixture host's huge page pool, 3 of 4
+    pages used) is labelled with its trigger."""
     dumps = os.path.join(work, "rule-dumps")
-    d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
-                "--interval", "0.05", "--dump-dir", dumps, "--dump-rule", "psi.cpu_some_pct > 5 for 3"])
+    root = fixture_with_hugepages(4, 1)
+    d = Daemon(["--root", root, "--pmu", "off", "--bpf", "none",
+                "--interval", "0.05", "--dump-dir", dumps, "--dump-rule", "mem.hugepage_utilization{hugepages:2048kB} > 0.5 for 3"])
     try:
         r.check("hwsigd ready (fixture host, one rule)", d.ready(20), d.log_text()[-300:])
         path = wait_for_file(dumps, 10)
     finally:
         d.stop()
         d.close()
+        shutil.rmtree(os.path.dirname(root), ignore_errors=True)
     if not r.check("the rule wrote a dump", path is not None):
         return
     info = dict(l.split("\t", 1) for l in ctl(["replay", path, "--info"]).stdout.splitlines() if "\t" in l)

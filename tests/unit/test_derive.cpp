@@ -171,8 +171,8 @@ TEST_CASE("output is in catalog order, then natural scope order", "[derive]")
 	a.add_counter(series::kCpuTotalTicks, "system", 0, "procfs");
 	b.add_counter(series::kCpuStealTicks, "system", 3, "procfs");
 	b.add_counter(series::kCpuTotalTicks, "system", 30, "procfs");
-	a.add_gauge(series::kPsiCpuSome, "system", 1, "procfs");
-	b.add_gauge(series::kPsiCpuSome, "system", 1, "procfs");
+	a.add_counter(series::kPsiCpuSomeUs, "system", 0, "procfs");
+	b.add_counter(series::kPsiCpuSomeUs, "system", 1000, "procfs");
 	auto iv = checked_derive(a, b, {});
 	REQUIRE(iv.metrics.size() == 5);
 	CHECK(iv.metrics[0].scope == "system");

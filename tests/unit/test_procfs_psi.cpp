@@ -101,7 +101,12 @@ TEST_CASE("psi source: captured host and hand-made trees", "[procfs][psi][source
 		CHECK(gauge(snap, series::kPsiMemoryFull, "system") == 0.0);
 		CHECK(gauge(snap, series::kPsiIoSome, "system") == Approx(0.33));
 		CHECK(gauge(snap, series::kPsiIoFull, "system") == 0.0);
-		CHECK(series_count(snap) == 5);
+		// The totals (us) the catalog's rates come from.
+		CHECK(counter(snap, series::kPsiCpuSomeUs, "system") == 19052466.0);
+		CHECK(counter(snap, series::kPsiMemorySomeUs, "system") == 0.0);
+		CHECK(counter(snap, series::kPsiIoSomeUs, "system") == 32154096.0);
+		CHECK(counter(snap, series::kPsiIoFullUs, "system") == 30659744.0);
+		CHECK(series_count(snap) == 10);
 	}
 	SECTION("amd: no cpu 'full' line is no problem")
 	{
@@ -109,7 +114,9 @@ TEST_CASE("psi source: captured host and hand-made trees", "[procfs][psi][source
 		CHECK(snap.unavailable().empty());
 		CHECK(gauge(snap, series::kPsiCpuSome, "system") == Approx(0.37));
 		CHECK(gauge(snap, series::kPsiIoFull, "system") == Approx(0.75));
-		CHECK(series_count(snap) == 5);
+		CHECK(counter(snap, series::kPsiCpuSomeUs, "system") == 4455667.0);
+		CHECK(counter(snap, series::kPsiIoFullUs, "system") == 554433.0);
+		CHECK(series_count(snap) == 10);
 	}
 }
 
@@ -144,7 +151,7 @@ TEST_CASE("psi source: missing, garbled, partial", "[procfs][psi][source]")
 		CHECK(note(snap, "psi.memory_full_pct", "system") == "/proc/pressure/memory has no 'full' line");
 		CHECK(note(snap, "psi.io_some_pct", "system") == "/proc/pressure/io missing");
 		CHECK(note(snap, "psi.io_full_pct", "system") == "/proc/pressure/io missing");
-		CHECK(series_count(snap) == 2);
+		CHECK(series_count(snap) == 4);
 	}
 	SECTION("a read error other than 'missing' names the file and the errno")
 	{
@@ -158,7 +165,9 @@ TEST_CASE("psi source: missing, garbled, partial", "[procfs][psi][source]")
 	}
 }
 
-TEST_CASE("psi source end to end: avg10 at the later snapshot", "[procfs][psi][derive]")
+// The interval's share comes from the totals: the fixtures' totals advance
+// by what makes t1's avg10 over their 2 s (see make-large-tree).
+TEST_CASE("psi source end to end: the interval's share of stalled time", "[procfs][psi][derive]")
 {
 	auto src = make_psi_source();
 	auto iv = derive_between(*src, "xeon-2s-256cpu-8node", "xeon-2s-256cpu-8node-t1");
@@ -171,4 +180,38 @@ TEST_CASE("psi source end to end: avg10 at the later snapshot", "[procfs][psi][d
 		CHECK(m->value == Approx(value));
 		CHECK(m->unit == "%");
 	}
+}
+
+// avg10 is a 10 s average refreshed every 2 s: after a burst it stays high
+// for seconds, and a burst within the interval shows late. The interval's
+// value is what its totals say, whatever avg10 says.
+TEST_CASE("psi source: the interval's value is the totals', not avg10", "[procfs][psi][derive]")
+{
+	auto src = make_psi_source();
+	TempTree t;
+	auto put = [&](double avg10, std::uint64_t some_us, std::uint64_t full_us) {
+		char line[200];
+		std::snprintf(line, sizeof line,
+			      "some avg10=%.2f avg60=0.00 avg300=0.00 total=%llu\n"
+			      "full avg10=%.2f avg60=0.00 avg300=0.00 total=%llu\n",
+			      avg10, static_cast<unsigned long long>(some_us), avg10,
+			      static_cast<unsigned long long>(full_us));
+		for (const char *f : {"proc/pressure/cpu", "proc/pressure/memory", "proc/pressure/io"})
+			t.put(f, line);
+	};
+	// A quiet second after a burst: avg10 still 35%, the totals moved 1 ms.
+	put(35.0, 5'000'000, 4'000'000);
+	auto a = collect(*src, t.root(), nullptr, 1'000'000'000ull);
+	put(35.0, 5'001'000, 4'000'000);
+	auto b = collect(*src, t.root(), nullptr, 2'000'000'000ull);
+	auto iv = checked_derive(a, b, src->provides());
+	REQUIRE(metric(iv, "psi.cpu_some_pct", "system"));
+	CHECK(metric(iv, "psi.cpu_some_pct", "system")->value == Approx(0.1));
+	CHECK(metric(iv, "psi.io_full_pct", "system")->value == 0.0);
+	// A 600 ms stall within a 2 s interval: 30%, while avg10 says 2%.
+	put(2.0, 5'601'000, 4'300'000);
+	auto c = collect(*src, t.root(), nullptr, 4'000'000'000ull);
+	auto iv2 = checked_derive(b, c, src->provides());
+	CHECK(metric(iv2, "psi.memory_some_pct", "system")->value == Approx(30.0));
+	CHECK(metric(iv2, "psi.memory_full_pct", "system")->value == Approx(15.0));
 }

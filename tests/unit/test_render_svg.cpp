@@ -422,7 +422,8 @@ TEST_CASE("plot: a dump's intervals are derive()'s, the trigger the header's tim
 		s.snapshot.mono_ns = kT0 + static_cast<std::uint64_t>(i) * kSecond / 2;
 		s.snapshot.add_counter("pmu.cycles", "system", 1000.0 * i * i, "perf");
 		s.snapshot.add_counter("pmu.instructions", "system", 500.0 * i * i, "perf");
-		s.snapshot.add_gauge("psi.cpu_some_avg10", "system", 2.5 * i, "procfs");
+		// 6250 i (i + 1) us: 2.5 i % of the 0.5 s interval ending at i.
+		s.snapshot.add_counter("psi.cpu_some_total_us", "system", 6250.0 * i * (i + 1), "procfs");
 		s.snapshot.add_counter("pmu.cycles", "cpu:0", 1000.0 * i * i, "perf");
 		s.snapshot.add_counter("pmu.instructions", "cpu:0", 500.0 * i * i, "perf");
 		s.claimed_ids = {"cpu.ipc", "psi.cpu_some_pct"};

@@ -146,16 +146,23 @@ static std::vector<MetricDef> build_catalog()
 			  "throttle point - temperature; system = minimum over the host",
 			  s::kThermalHeadroom));
 	// Pressure
-	c.push_back(gauge("psi.cpu_some_pct", "%", ps, "/proc/pressure", "CPU pressure, some, avg10",
-			  s::kPsiCpuSome));
-	c.push_back(gauge("psi.memory_some_pct", "%", ps, "/proc/pressure",
-			  "memory pressure, some, avg10", s::kPsiMemorySome));
-	c.push_back(gauge("psi.memory_full_pct", "%", ps, "/proc/pressure",
-			  "memory pressure, full, avg10", s::kPsiMemoryFull));
-	c.push_back(gauge("psi.io_some_pct", "%", ps, "/proc/pressure", "I/O pressure, some, avg10",
-			  s::kPsiIoSome));
-	c.push_back(gauge("psi.io_full_pct", "%", ps, "/proc/pressure", "I/O pressure, full, avg10",
-			  s::kPsiIoFull));
+	// The share of the interval stalled: Δtotal (us) / Δt (s) / 1e6 * 100.
+	constexpr double kUsPerSecondToPct = 1e-4;
+	c.push_back(rate("psi.cpu_some_pct", "%", ps, "/proc/pressure",
+			 "CPU pressure, some: share of the interval some task waited for a CPU",
+			 {s::kPsiCpuSomeUs}, kUsPerSecondToPct));
+	c.push_back(rate("psi.memory_some_pct", "%", ps, "/proc/pressure",
+			 "memory pressure, some: share of the interval some task stalled on memory",
+			 {s::kPsiMemorySomeUs}, kUsPerSecondToPct));
+	c.push_back(rate("psi.memory_full_pct", "%", ps, "/proc/pressure",
+			 "memory pressure, full: share of the interval all non-idle tasks stalled on memory",
+			 {s::kPsiMemoryFullUs}, kUsPerSecondToPct));
+	c.push_back(rate("psi.io_some_pct", "%", ps, "/proc/pressure",
+			 "I/O pressure, some: share of the interval some task stalled on I/O", {s::kPsiIoSomeUs},
+			 kUsPerSecondToPct));
+	c.push_back(rate("psi.io_full_pct", "%", ps, "/proc/pressure",
+			 "I/O pressure, full: share of the interval all non-idle tasks stalled on I/O",
+			 {s::kPsiIoFullUs}, kUsPerSecondToPct));
 	return c;
 }
 

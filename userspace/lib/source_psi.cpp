@@ -1,4 +1,6 @@
-// Pressure stall information: avg10 of /proc/pressure/{cpu,memory,io}.
+// Pressure stall information of /proc/pressure/{cpu,memory,io}: the total
+// stall time (us, cumulative; the catalog derives the interval's share from
+// it) and the kernel's avg10 (exported as it is).
 #include <cerrno>
 #include <iterator>
 
@@ -14,17 +16,21 @@ constexpr const char *kNoPsi = "PSI not available (kernel without CONFIG_PSI or 
 struct Resource {
 	const char *file;
 	const char *some_metric;
-	const char *some_series;
+	const char *some_series; // avg10
+	const char *some_total;  // total us
 	const char *full_metric; // nullptr: "full" is not reported for this resource
 	const char *full_series;
+	const char *full_total;
 };
 
 // cpu's "full" line (Linux 5.13+) is all zeros at system level: not reported.
 constexpr Resource kResources[] = {
-	{"/proc/pressure/cpu", "psi.cpu_some_pct", series::kPsiCpuSome, nullptr, nullptr},
-	{"/proc/pressure/memory", "psi.memory_some_pct", series::kPsiMemorySome, "psi.memory_full_pct",
-	 series::kPsiMemoryFull},
-	{"/proc/pressure/io", "psi.io_some_pct", series::kPsiIoSome, "psi.io_full_pct", series::kPsiIoFull},
+	{"/proc/pressure/cpu", "psi.cpu_some_pct", series::kPsiCpuSome, series::kPsiCpuSomeUs, nullptr, nullptr,
+	 nullptr},
+	{"/proc/pressure/memory", "psi.memory_some_pct", series::kPsiMemorySome, series::kPsiMemorySomeUs,
+	 "psi.memory_full_pct", series::kPsiMemoryFull, series::kPsiMemoryFullUs},
+	{"/proc/pressure/io", "psi.io_some_pct", series::kPsiIoSome, series::kPsiIoSomeUs, "psi.io_full_pct",
+	 series::kPsiIoFull, series::kPsiIoFullUs},
 };
 
 class PsiSource final : public Source {
@@ -98,6 +104,7 @@ private:
 			return;
 		}
 		snap.add_gauge(res.some_series, "system", p.some->avg10, "procfs");
+		snap.add_counter(res.some_total, "system", static_cast<double>(p.some->total_us), "procfs");
 		if (!res.full_metric)
 			return;
 		if (!p.full) {
@@ -106,6 +113,7 @@ private:
 			return;
 		}
 		snap.add_gauge(res.full_series, "system", p.full->avg10, "procfs");
+		snap.add_counter(res.full_total, "system", static_cast<double>(p.full->total_us), "procfs");
 	}
 
 	std::string root_, dir_path_;

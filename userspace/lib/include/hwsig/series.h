@@ -29,6 +29,12 @@ inline constexpr const char *kPsiMemorySome = "psi.memory_some_avg10";
 inline constexpr const char *kPsiMemoryFull = "psi.memory_full_avg10";
 inline constexpr const char *kPsiIoSome = "psi.io_some_avg10";
 inline constexpr const char *kPsiIoFull = "psi.io_full_avg10";
+// PSI total stall time (us), cumulative: the catalog's psi.* rates.
+inline constexpr const char *kPsiCpuSomeUs = "psi.cpu_some_total_us";
+inline constexpr const char *kPsiMemorySomeUs = "psi.memory_some_total_us";
+inline constexpr const char *kPsiMemoryFullUs = "psi.memory_full_total_us";
+inline constexpr const char *kPsiIoSomeUs = "psi.io_some_total_us";
+inline constexpr const char *kPsiIoFullUs = "psi.io_full_total_us";
 
 // /proc/schedstat and /proc/PID/task/TID/schedstat: run_delay (ns) and
 // timeslices (pcount), cumulative. Scopes: cpu:N, system, vm:NAME.
