@@ -224,3 +224,29 @@ TEST_CASE("numa source end to end: remote ratio, migrations, THP fallback", "[pr
 	REQUIRE(metric(iv, "mem.thp_fallback_ratio", "system"));
 	CHECK(metric(iv, "mem.thp_fallback_ratio", "system")->value == Approx(0.1));
 }
+
+// vm.numa_stat = 0: the kernel zeroes the NUMA counters and stops counting.
+// The ratio is unavailable with that reason, not "no allocations"; the
+// migration and THP counters (vm events, counted regardless) stay.
+TEST_CASE("numa source: vm.numa_stat = 0 says so", "[procfs][numa][source]")
+{
+	TempTree t;
+	std::filesystem::copy(fixture("xeon-2s-256cpu-8node"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	t.put("proc/sys/vm/numa_stat", "0\n");
+	auto src = make_numa_source();
+	auto snap = collect(*src, t.root());
+	const std::string why =
+		"vm.numa_stat = 0: the kernel does not count NUMA allocations (sysctl vm.numa_stat=1 counts them)";
+	CHECK(note(snap, "mem.numa_remote_ratio", "system") == why);
+	CHECK(note(snap, "mem.numa_remote_ratio", "node:*") == why);
+	CHECK_FALSE(counter(snap, series::kNumaLocal, "node:0"));
+	CHECK_FALSE(counter(snap, series::kNumaOther, "system"));
+	CHECK(counter(snap, series::kPgmigrateSuccess, "system") == 123456.0);
+	// Counting on (1): the nodes' counters as usual.
+	auto on = make_numa_source();
+	t.put("proc/sys/vm/numa_stat", "1\n");
+	auto snap_on = collect(*on, t.root());
+	CHECK(counter(snap_on, series::kNumaLocal, "node:0") == 1e6);
+	CHECK_FALSE(note(snap_on, "mem.numa_remote_ratio", "system"));
+}

@@ -14,6 +14,8 @@ namespace hwsig {
 namespace {
 
 constexpr const char *kRemoteRatio = "mem.numa_remote_ratio";
+constexpr const char *kNumaStatOff =
+	"vm.numa_stat = 0: the kernel does not count NUMA allocations (sysctl vm.numa_stat=1 counts them)";
 constexpr const char *kMigrations = "mem.page_migrations_ps";
 constexpr const char *kNumaMigrations = "mem.numa_pages_migrated_ps";
 constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
@@ -127,7 +129,13 @@ public:
 				reads = read_nodes();
 			}
 		}
-		if (!nodes_.empty())
+		if (numa_stat_off(ctx)) {
+			// The kernel zeroed the counters and no longer counts:
+			// "no allocations" would be a wrong answer.
+			snap.add_unavailable(kRemoteRatio, "system", kNumaStatOff);
+			if (!nodes_.empty())
+				snap.add_unavailable(kRemoteRatio, "node:*", kNumaStatOff);
+		} else if (!nodes_.empty())
 			emit_nodes(reads, snap);
 		else if (!vmstat_problem.empty())
 			snap.add_unavailable(kRemoteRatio, "system",
@@ -271,9 +279,27 @@ private:
 		snap.add_counter(series_name, "system", static_cast<double>(it->second), "procfs");
 	}
 
+	// vm.numa_stat (Linux 4.16+), read at most every 5 s: 0 when an
+	// administrator turned NUMA allocation counting off.
+	bool numa_stat_off(const SourceContext &ctx)
+	{
+		const auto now = std::chrono::steady_clock::now();
+		if (numa_stat_root_ != ctx.root || now - numa_stat_at_ >= std::chrono::seconds(5)) {
+			numa_stat_root_ = ctx.root;
+			numa_stat_at_ = now;
+			auto r = sysctl_.read(join_path(ctx.root, "/proc/sys/vm/numa_stat"));
+			numa_stat_off_ = r.data && trim(*r.data) == "0";
+		}
+		return numa_stat_off_;
+	}
+
 	std::string root_, vmstat_path_;
 	std::vector<NodeFile> nodes_;
 	NodeLayoutClock clock_;
+	std::string numa_stat_root_;
+	std::chrono::steady_clock::time_point numa_stat_at_{};
+	bool numa_stat_off_ = false;
+	FileCache sysctl_{1};
 	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
 	VmstatParser vmstat_;
 };
