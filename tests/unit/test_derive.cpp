@@ -133,10 +133,33 @@ TEST_CASE("gauges, percentiles and entropy", "[derive]")
 	REQUIRE(find(iv, "sched.runq_wait_p50_us", "system"));
 	CHECK(find(iv, "sched.runq_wait_p50_us", "system")->value == Approx(24.0));
 	REQUIRE(find(iv, "io.pattern_entropy", "dev:vda"));
-	// Four equally full slots, folded into 6 bins (seek_pattern_entropy).
-	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value == Approx(2.0 / std::log2(6.0)));
+	// Four equally full slots of 100 gaps, folded into 6 bins
+	// (seek_pattern_entropy): 2 bits + Miller-Madow 3 / (200 ln 2).
+	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value ==
+	      Approx((2.0 + 3 / (200 * std::log(2.0))) / std::log2(6.0)));
 	CHECK_FALSE(find(iv, "io.latency_p50_us", "dev:vdb"));
 	REQUIRE(find_unavailable(iv, "io.latency_p50_us", "dev:vdb"));
+}
+
+// Entropy of a handful of seeks says nothing: below kMinEntropyRequests the
+// device's value is unavailable with the count; at it, a value.
+TEST_CASE("pattern entropy: too few requests is unavailable, saying how many", "[derive]")
+{
+	Snapshot a = at(0), b = at(1);
+	Histogram none, few, enough;
+	none.counts = {0, 0, 0, 0};
+	few.counts = {5, 5, 5, 0};    // 15 requests
+	enough.counts = {4, 4, 4, 4}; // 16
+	a.add_histogram(series::kIoSeekSlots, "dev:vda", none, "bpf");
+	b.add_histogram(series::kIoSeekSlots, "dev:vda", few, "bpf");
+	a.add_histogram(series::kIoSeekSlots, "dev:vdb", none, "bpf");
+	b.add_histogram(series::kIoSeekSlots, "dev:vdb", enough, "bpf");
+	auto iv = checked_derive(a, b, {});
+	CHECK_FALSE(find(iv, "io.pattern_entropy", "dev:vda"));
+	REQUIRE(find_unavailable(iv, "io.pattern_entropy", "dev:vda"));
+	CHECK(find_unavailable(iv, "io.pattern_entropy", "dev:vda")->reason ==
+	      "too few requests (15 in the interval, 16 needed)");
+	REQUIRE(find(iv, "io.pattern_entropy", "dev:vdb"));
 }
 
 TEST_CASE("every catalog id is either measured or unavailable with a reason", "[derive]")

@@ -245,6 +245,13 @@ private:
 				unavailable(def, scope, "histogram went backwards (collector reset)");
 				continue;
 			}
+			if (def.rule.kind != Rule::Kind::Percentile && d->total() > 0 &&
+			    d->total() < kMinEntropyRequests) {
+				unavailable(def, scope,
+					    "too few requests (" + std::to_string(d->total()) + " in the interval, " +
+						    std::to_string(kMinEntropyRequests) + " needed)");
+				continue;
+			}
 			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
 									 : seek_pattern_entropy(*d);
 			if (!v) {

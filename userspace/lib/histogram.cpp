@@ -152,21 +152,37 @@ std::optional<double> normalized_entropy(const Histogram &h)
 
 std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves)
 {
-	if (h.total() == 0 || octaves == 0)
+	const std::uint64_t total = h.total();
+	if (total == 0 || octaves == 0)
 		return std::nullopt;
-	std::size_t top = h.counts.size();
-	while (top > 0 && h.counts[top - 1] == 0)
-		--top;
-	std::size_t highest = top - 1;
-	Histogram folded;
-	folded.counts.assign(octaves + 1, 0);
-	for (std::size_t i = 0; i <= highest; ++i) {
-		// Bin octaves holds the highest slot, bin 0 everything near.
-		std::size_t below_top = highest - i;
-		std::size_t bin = below_top < octaves ? octaves - below_top : 0;
-		folded.counts[bin] += h.counts[i];
+	std::size_t anchor = 0;
+	std::uint64_t at_or_above = 0;
+	for (std::size_t i = h.counts.size(); i-- > 0;) {
+		at_or_above += h.counts[i];
+		if (at_or_above * 20 >= total) { // 5%
+			anchor = i;
+			break;
+		}
 	}
-	return normalized_entropy(folded);
+	std::vector<std::uint64_t> bins(octaves + 1, 0);
+	for (std::size_t i = 0; i < h.counts.size(); ++i) {
+		// Bin octaves holds the anchor's slot and farther, bin 0 everything near.
+		const std::size_t below = i >= anchor ? 0 : anchor - i;
+		bins[below < octaves ? octaves - below : 0] += h.counts[i];
+	}
+	double entropy = 0; // bits
+	unsigned used = 0;
+	for (auto c : bins) {
+		if (c == 0)
+			continue;
+		++used;
+		const double p = static_cast<double>(c) / static_cast<double>(total);
+		entropy -= p * std::log2(p);
+	}
+	// Miller-Madow: the plug-in estimate is low by about (used - 1) / 2n nats.
+	entropy += (used - 1) / (2.0 * static_cast<double>(total) * std::log(2.0));
+	const double norm = entropy / std::log2(static_cast<double>(octaves + 1));
+	return std::clamp(norm, 0.0, 1.0);
 }
 
 } // namespace hwsig

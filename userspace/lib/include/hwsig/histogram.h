@@ -70,12 +70,17 @@ std::optional<double> percentile(const Histogram &h, double q);
 std::optional<double> normalized_entropy(const Histogram &h);
 
 // io.pattern_entropy: entropy of a Log2 histogram of seek distances,
-// independent of the size of the area being accessed. The `octaves` slots
-// up to and including the highest non-empty one stay apart; every nearer
-// slot (sequential included) is folded into one; the entropy of those
-// octaves+1 bins is normalized by log2(octaves+1). Sequential: 0. Uniformly
-// random offsets over any area: about 0.9 (|X-Y| of two uniform positions
-// spreads over the top octaves as 1/4, 5/16, ...). nullopt when empty.
+// independent of the size of the area being accessed. The anchor is the
+// highest slot with at least 5% of the gaps at or above it (so that a few
+// far jumps, a journal write in random I/O, do not move it); the `octaves`
+// slots up to and including the anchor stay apart, every nearer slot
+// (sequential included) is folded into one bin, every farther one into the
+// anchor's. The entropy of those octaves+1 bins, with the Miller-Madow
+// correction for a small sample ((bins used - 1) / 2n nats), is normalized
+// by log2(octaves+1) and kept within 0..1. Sequential: 0. Uniformly random
+// offsets over any area: about 0.9 (|X-Y| of two uniform positions spreads
+// over the top octaves as 1/4, 5/16, ...). nullopt when empty.
+inline constexpr std::uint64_t kMinEntropyRequests = 16; // fewer: derive says "too few requests"
 std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves = 5);
 
 } // namespace hwsig
