@@ -100,9 +100,12 @@ TEST_CASE("zone throttle precedence: passive, then hot, then critical", "[therma
 	CHECK_FALSE(zone_throttle_c({{T::Unknown, 60}}).has_value());
 	CHECK_FALSE(zone_throttle_c({}).has_value());
 
-	CHECK(hwmon_throttle_c(100.0, 105.0) == 100.0);
-	CHECK(hwmon_throttle_c(std::nullopt, 105.0) == 105.0);
-	CHECK_FALSE(hwmon_throttle_c(std::nullopt, std::nullopt).has_value());
+	CHECK(hwmon_throttle_c("nct6775", 100.0, 105.0) == 100.0);
+	CHECK(hwmon_throttle_c("nct6775", std::nullopt, 105.0) == 105.0);
+	CHECK_FALSE(hwmon_throttle_c("nct6775", std::nullopt, std::nullopt).has_value());
+	// coretemp: _crit is TjMax (TCC activation), _max a lower Tcontrol target.
+	CHECK(hwmon_throttle_c("coretemp", 95.0, 100.0) == 100.0);
+	CHECK(hwmon_throttle_c("coretemp", 95.0, std::nullopt) == 95.0);
 }
 
 TEST_CASE("scope components and duplicate names", "[thermal][parse]")
@@ -125,28 +128,30 @@ TEST_CASE("thermal source on the Xeon fixture", "[thermal][fixture]")
 	// thermal zones: duplicates numbered, active trips ignored, lowest passive wins
 	CHECK(headroom(snap, "zone:acpitz.0") == Approx(105.0 - 27.8));
 	CHECK(headroom(snap, "zone:acpitz.1") == Approx(85.0 - 29.8));
-	CHECK(headroom(snap, "zone:x86_pkg_temp.1") == Approx(97.0 - 84.0));
 	CHECK(headroom(snap, "zone:pch_lewisburg") == Approx(115.0 - 48.5));
-	// both x86_pkg_temp.0 trips are unprogrammed (0): no throttle point
-	CHECK_FALSE(has_gauge(snap, "zone:x86_pkg_temp.0"));
-	const auto *pkg0 = note_for(snap, "zone:x86_pkg_temp.0");
-	REQUIRE(pkg0);
-	CHECK_THAT(pkg0->reason, Contains("no passive, hot or critical trip point"));
+	// x86_pkg_temp trips are thermald's notification thresholds (97 degC on
+	// .1), not where the package throttles: no value, a note saying why.
+	for (const char *pkg : {"zone:x86_pkg_temp.0", "zone:x86_pkg_temp.1"}) {
+		CHECK_FALSE(has_gauge(snap, pkg));
+		const auto *note = note_for(snap, pkg);
+		REQUIRE(note);
+		CHECK_THAT(note->reason, Contains("thermald's notification thresholds"));
+	}
 
-	// coretemp: max before crit
+	// coretemp: crit (TjMax, TCC activation) before max (TjMax - Tcontrol)
 	CHECK(headroom(snap, "zone:coretemp.0/Core_3") == Approx(33.0));
-	CHECK(headroom(snap, "zone:coretemp.0/Package_id_0") == Approx(95.0 - 71.0));
+	CHECK(headroom(snap, "zone:coretemp.0/Package_id_0") == Approx(100.0 - 71.0));
 	CHECK(headroom(snap, "zone:coretemp.1/Core_17") == Approx(12.0));
-	CHECK(headroom(snap, "zone:coretemp.1/Package_id_1") == Approx(11.0));
+	CHECK(headroom(snap, "zone:coretemp.1/Package_id_1") == Approx(100.0 - 84.0));
 	CHECK(headroom(snap, "zone:coretemp.1/Core_63") == Approx(100.0 - 63.0));
 	// mirrors of thermal zones (acpitz via its parent link, pch_lewisburg
 	// by name on an old kernel without the link) are not read twice
 	CHECK_FALSE(has_gauge(snap, "zone:acpitz/temp1"));
 	CHECK_FALSE(has_gauge(snap, "zone:pch_lewisburg/temp1"));
 
-	// 4 zones + 2 x (1 package + 64 cores) + system
-	CHECK(gauge_count(snap) == 4 + 2 * 65 + 1);
-	CHECK(headroom(snap, "system") == Approx(11.0));
+	// 3 zones + 2 x (1 package + 64 cores) + system
+	CHECK(gauge_count(snap) == 3 + 2 * 65 + 1);
+	CHECK(headroom(snap, "system") == Approx(12.0));
 	CHECK(note_for(snap, "system") == nullptr);
 }
 
@@ -180,7 +185,7 @@ TEST_CASE("thermal source on the garbled fixture", "[thermal][fixture]")
 	CHECK(headroom(snap, "zone:hot_zone") == Approx(50.0)); // invalid hot trip ignored
 	CHECK(headroom(snap, "zone:hwmon0/temp1") == Approx(57.0)); // no name, no label
 	CHECK(headroom(snap, "zone:coretemp/Core_0") == Approx(45.0)); // max "NaN" -> crit
-	CHECK(headroom(snap, "zone:coretemp/Core_5") == Approx(39.0)); // max wins over a lower crit
+	CHECK(headroom(snap, "zone:coretemp/Core_5") == Approx(39.0)); // a crit under max is no TjMax: max
 	CHECK(headroom(snap, "zone:dup/Composite.0") == Approx(50.0));
 	CHECK(headroom(snap, "zone:dup/Composite.1") == Approx(45.0));
 	CHECK(gauge_count(snap) == 8 + 1);

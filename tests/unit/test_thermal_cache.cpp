@@ -72,7 +72,8 @@ TEST_CASE("thermal: a new temperature is seen at once, a new limit at the rescan
 	CHECK(headroom(*rescanning, copy.root(), "zone:coretemp.0/Core_3") == Approx(100.0 - 67.0));
 
 	copy.write(kCore3 + "_input", "70000\n");
-	copy.write(kCore3 + "_max", "90000\n");
+	copy.write(kCore3 + "_max", "85000\n");
+	copy.write(kCore3 + "_crit", "90000\n"); // coretemp's throttle point: TjMax
 	// the cached limit (100 °C) with the new temperature
 	CHECK(headroom(*cached, copy.root(), "zone:coretemp.0/Core_3") == Approx(100.0 - 70.0));
 	// a source that rescans sees the new limit too
@@ -102,7 +103,7 @@ TEST_CASE("thermal: a vanished sensor is a note, then the layout is rescanned", 
 	// the system minimum is over what could be read: package 0's hottest
 	const double *sys = gone.gauge(series::kThermalHeadroom, "system");
 	REQUIRE(sys);
-	CHECK(*sys == Approx(13.0)); // x86_pkg_temp.1: 97 - 84
+	CHECK(*sys == Approx(29.0)); // coretemp.0's package: 100 - 71
 
 	// next collect: rescanned, one coretemp left, named without a suffix
 	Snapshot after;

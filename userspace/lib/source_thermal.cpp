@@ -80,8 +80,12 @@ std::optional<double> zone_throttle_c(const std::vector<Trip> &trips)
 	return std::nullopt;
 }
 
-std::optional<double> hwmon_throttle_c(std::optional<double> max_c, std::optional<double> crit_c)
+std::optional<double> hwmon_throttle_c(std::string_view device, std::optional<double> max_c,
+				       std::optional<double> crit_c)
 {
+	// A crit under max is not TjMax: the max, as for other drivers.
+	if (device == "coretemp" && crit_c && (!max_c || *crit_c >= *max_c))
+		return crit_c;
 	return max_c ? max_c : crit_c;
 }
 
@@ -246,10 +250,11 @@ void scan_zones(const std::string &root, Layout &layout, std::vector<std::string
 {
 	const std::string dir = join_path(root, "sys/class/thermal");
 	auto zones = numbered_entries(dir, "thermal_zone");
-	std::vector<std::string> names;
+	std::vector<std::string> names, types;
 	for (const auto &[n, entry] : zones) {
 		auto type = read_trimmed(dir + "/" + entry + "/type");
 		std::string component = type ? scope_component(*type) : std::string();
+		types.push_back(type ? *type : std::string());
 		if (type)
 			zone_types.push_back(*type);
 		names.push_back(component.empty() ? entry : component);
@@ -261,6 +266,15 @@ void scan_zones(const std::string &root, Layout &layout, std::vector<std::string
 		const std::string &entry = zones[i].second;
 		const std::string zdir = dir + "/" + entry;
 		const std::string scope = "zone:" + names[i];
+		if (types[i] == "x86_pkg_temp") {
+			// Its trip points are thresholds thermald programs to be
+			// notified at, not where the package throttles; coretemp's
+			// package sensor has that point (TjMax).
+			layout.notes.push_back({scope, entry + " (x86_pkg_temp): its trip points are thermald's "
+							       "notification thresholds, not throttle points; see "
+							       "coretemp's Package sensor"});
+			continue;
+		}
 		// trip_point_K_type names the trips; trip_point_K_temp (and
 		// _hyst) sit next to them.
 		std::vector<Trip> trips;
@@ -306,8 +320,10 @@ bool is_zone_mirror(const std::string &hwmon_dir, const std::string &name, const
 	return false;
 }
 
-void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, const std::string &device_name,
-		       Layout &layout)
+// driver: the device's name attribute ("coretemp"); device_name: that name
+// made unique among the host's devices ("coretemp.1"), for scopes.
+void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, const std::string &driver,
+		       const std::string &device_name, Layout &layout)
 {
 	// Only files the directory lists are opened: most sensors lack _fault,
 	// many lack _max or _crit.
@@ -355,7 +371,7 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 			max_c = parse_limit_millicelsius(*max);
 		if (auto crit = read_attr(index, "crit"))
 			crit_c = parse_limit_millicelsius(*crit);
-		auto throttle = hwmon_throttle_c(max_c, crit_c);
+		auto throttle = hwmon_throttle_c(driver, max_c, crit_c);
 		if (!throttle) {
 			without_limit.push_back(components[i]);
 			continue;
@@ -405,7 +421,7 @@ void scan_hwmon(const std::string &root, const std::vector<std::string> &zone_ty
 		names.push_back(d.name);
 	names = disambiguate(names);
 	for (std::size_t i = 0; i < devices.size(); i++)
-		scan_hwmon_device(devices[i].attr_dir, devices[i].entry, names[i], layout);
+		scan_hwmon_device(devices[i].attr_dir, devices[i].entry, devices[i].name, names[i], layout);
 }
 
 Layout scan(const std::string &root)

@@ -37,8 +37,12 @@ struct Trip {
 // switch fans on and are ignored. nullopt: no such trip.
 std::optional<double> zone_throttle_c(const std::vector<Trip> &trips);
 
-// An hwmon sensor's throttle point: tempN_max when present, else tempN_crit.
-std::optional<double> hwmon_throttle_c(std::optional<double> max_c, std::optional<double> crit_c);
+// An hwmon sensor's throttle point; device: the hwmon device's name. Intel coretemp's _crit is TjMax, the
+// TCC activation point where the CPU throttles (what turbostat and PCM
+// measure headroom to); its _max is TjMax minus a Tcontrol offset, 10-20
+// degC lower, a fan-control target. Every other driver: _max, else _crit.
+std::optional<double> hwmon_throttle_c(std::string_view device, std::optional<double> max_c,
+				       std::optional<double> crit_c);
 
 // A sysfs name as one scope component: whitespace, control characters and
 // '/' become '_' ("Core 3" -> "Core_3"); empty stays empty.
