@@ -332,29 +332,41 @@ private:
 
 	// The fallback counters themselves come from /proc/vmstat (numa source);
 	// here only the reason when THP cannot fault at all.
+	// The THP mode changes only when an administrator writes it: read at
+	// most every 5 s, its note (if any) repeated in between.
 	void check_thp_mode(Snapshot &snap)
 	{
+		const auto now = std::chrono::steady_clock::now();
+		if (!thp_read_ || thp_path_ != thp_read_path_ || now - thp_read_at_ >= std::chrono::seconds(5)) {
+			thp_note_ = thp_mode_note();
+			thp_read_ = true;
+			thp_read_path_ = thp_path_;
+			thp_read_at_ = now;
+		}
+		if (!thp_note_.empty())
+			snap.add_unavailable(kThpFallback, "system", thp_note_);
+	}
+
+	// Why the THP fallback ratio cannot be had, or "" when it can.
+	std::string thp_mode_note()
+	{
 		auto r = files_.read(thp_path_);
-		if (!r.data) {
-			snap.add_unavailable(kThpFallback, "system",
-					     r.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
-								       ": kernel without CONFIG_TRANSPARENT_HUGEPAGE)"
-							     : read_failure(kThpEnabled, r.err));
-			return;
-		}
+		if (!r.data)
+			return r.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
+							 ": kernel without CONFIG_TRANSPARENT_HUGEPAGE)"
+					       : read_failure(kThpEnabled, r.err);
 		auto mode = parse_thp_mode(*r.data);
-		if (!mode) {
-			snap.add_unavailable(kThpFallback, "system",
-					     std::string(kThpEnabled) + " garbled: no single [mode] in " +
-						     quote_token(trim(*r.data)));
-			return;
-		}
+		if (!mode)
+			return std::string(kThpEnabled) + " garbled: no single [mode] in " + quote_token(trim(*r.data));
 		if (*mode == "never")
-			snap.add_unavailable(kThpFallback, "system",
-					     "THP disabled (transparent_hugepage/enabled = never)");
+			return "THP disabled (transparent_hugepage/enabled = never)";
+		return {};
 	}
 
 	std::string root_, meminfo_path_, thp_path_;
+	bool thp_read_ = false;
+	std::string thp_read_path_, thp_note_; // the path and note of the last read
+	std::chrono::steady_clock::time_point thp_read_at_{};
 	std::vector<Pool> pools_;   // the system's pools first, then each node's
 	std::size_t system_pools_ = 0;
 	NodeLayoutClock clock_;
