@@ -79,10 +79,12 @@ private:
 // allocated since the last listing (the last field of /proc/loadavg; a
 // QEMU, its threads and 6.1-style vhost kthreads all take pids), and every
 // listed QEMU still there with as many threads (the link count of its
-// /proc/PID/task). What this misses until the next full scan: a 6.1 vhost
-// kthread that exits while its QEMU runs (a NIC unplugged), and a QEMU
-// that is a zombie not yet reaped. Without /proc/loadavg (a test tree),
-// every scan lists.
+// /proc/PID/task). What this misses until the next full scan (at most
+// NonVmMemo::kFullEvery scans): a 6.1 vhost kthread that exits while its
+// QEMU runs (a NIC unplugged), a tap handed to a running QEMU without a
+// new thread (a hot-plugged NIC without vhost), and a QEMU that is a
+// zombie not yet reaped. Without /proc/loadavg (a test tree), every scan
+// lists.
 class VmScanner {
 public:
 	explicit VmScanner(std::string root);
