@@ -144,7 +144,7 @@ public:
 	}
 
 private:
-	// A hugepages-<N>kB pool directory and its three counters. Which pools
+	// A hugepages-<N>kB pool directory and its counters. Which pools
 	// exist is listed when clock_ says so; the counters are read on
 	// every snapshot.
 	struct Pool {
@@ -331,9 +331,9 @@ private:
 	}
 
 	// The fallback counters themselves come from /proc/vmstat (numa source);
-	// here only the reason when THP cannot fault at all.
-	// The THP mode changes only when an administrator writes it: read at
-	// most every 5 s, its note (if any) repeated in between.
+	// here only the reason when THP cannot fault at all. The THP mode
+	// changes only when an administrator writes it: read at most every 5 s,
+	// its note (if any) repeated in between.
 	void check_thp_mode(Snapshot &snap)
 	{
 		const auto now = std::chrono::steady_clock::now();
