@@ -122,9 +122,8 @@ for line in sys.stdin:
     for m in d["metrics"]:
         value(m)
     for m in d["unavailable"]:
-        if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
-                                "no block device with I/O in this interval",
-                                "no request went through the I/O scheduler queue in this interval")):
+        if (m["reason"].startswith("no ") and m["reason"].endswith(" in this interval")) or \
+                m["reason"].startswith("too few requests"):
             value(m)
         else:
             print(m["id"], m["scope"], m["reason"])' | sort -u
@@ -256,12 +255,11 @@ for line in text.splitlines():
     if name.startswith(("hwsig_block_", "hwsig_vhost_", "hwsig_vm_")):
         continue
     # unavailable series with their labels (metric, scope, reason); others by name
-    if name == "hwsig_unavailable" and ('reason="no data in this interval"' in line or
-                                        'reason="no events in this interval"' in line or
-                                        'reason="no I/O in this interval"' in line or
-                                        'reason="no block device with I/O in this interval"' in line or
-                                        'reason="no request went through the I/O scheduler queue in this interval"' in line):
-        continue  # idle this interval or not: the moment, not the capabilities
+    # "no ... in this interval" (no I/O, no events, no NUMA allocation in
+    # a quiet 0.5 s...) and "too few requests": idle this interval or not
+    # is the moment, not the capabilities.
+    if name == "hwsig_unavailable" and (' in this interval"' in line or 'reason="too few requests' in line):
+        continue
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
 # every id and scope with a value, every unavailable one with its reason
@@ -277,9 +275,8 @@ for line in ctl.stdout.splitlines():
     for m in snap.get("metrics", []):
         value(m)
     for m in snap.get("unavailable", []):
-        if m["reason"].startswith(("no data in this interval", "no events in this interval", "no I/O in this interval",
-                                "no block device with I/O in this interval",
-                                "no request went through the I/O scheduler queue in this interval")):
+        if (m["reason"].startswith("no ") and m["reason"].endswith(" in this interval")) or \
+                m["reason"].startswith("too few requests"):
             value(m)
         else:
             series.add(f"{m['id']} {m['scope']} {m['reason']}")
