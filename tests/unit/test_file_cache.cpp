@@ -336,6 +336,26 @@ TEST_CASE("procfs sources kept open say what fresh ones say as files change", "[
 	compare("NUMA nodes gone (layout listed again at once)");
 }
 
+// An administrator's file: the last text within the period, a fresh read
+// after it or for another path.
+TEST_CASE("PeriodicFile reads again after its period or for another path", "[filecache]")
+{
+	TempTree t;
+	t.put("a", "never\n");
+	t.put("b", "always\n");
+	PeriodicFile hourly(std::chrono::hours(1));
+	CHECK(hourly.read(t.root() + "/a").data == std::optional<std::string>("never\n"));
+	t.put("a", "madvise\n");
+	CHECK(hourly.read(t.root() + "/a").data == std::optional<std::string>("never\n")); // within the hour
+	CHECK(hourly.read(t.root() + "/b").data == std::optional<std::string>("always\n"));
+	PeriodicFile every(std::chrono::seconds(0));
+	CHECK(every.read(t.root() + "/a").data == std::optional<std::string>("madvise\n"));
+	std::filesystem::remove(t.root() + "/a");
+	const auto &gone = every.read(t.root() + "/a");
+	CHECK_FALSE(gone.data);
+	CHECK(gone.err == ENOENT);
+}
+
 // The NUMA layout is listed again when the online mask changes, when
 // forced, when the root changes, and without a mask at every check.
 TEST_CASE("NodeLayoutClock lists again when the online mask changes", "[numa][filecache]")

@@ -230,6 +230,20 @@ void FileCache::sweep()
 	swept_at_ = tick_;
 }
 
+const PeriodicFile::Text &PeriodicFile::read(const std::string &path)
+{
+	const auto now = std::chrono::steady_clock::now();
+	if (!read_ || path != path_ || now - read_at_ >= period_) {
+		auto r = file_.read(path);
+		text_.data = r.data ? std::optional<std::string>(std::string(*r.data)) : std::nullopt;
+		text_.err = r.err;
+		path_ = path;
+		read_ = true;
+		read_at_ = now;
+	}
+	return text_;
+}
+
 void FileCache::clear()
 {
 	entries_.clear();

@@ -336,41 +336,32 @@ private:
 	// its note (if any) repeated in between.
 	void check_thp_mode(Snapshot &snap)
 	{
-		const auto now = std::chrono::steady_clock::now();
-		if (!thp_read_ || thp_path_ != thp_read_path_ || now - thp_read_at_ >= std::chrono::seconds(5)) {
-			thp_note_ = thp_mode_note();
-			thp_read_ = true;
-			thp_read_path_ = thp_path_;
-			thp_read_at_ = now;
-		}
-		if (!thp_note_.empty())
-			snap.add_unavailable(kThpFallback, "system", thp_note_);
+		const auto note = thp_mode_note(thp_mode_.read(thp_path_));
+		if (!note.empty())
+			snap.add_unavailable(kThpFallback, "system", note);
 	}
 
 	// Why the THP fallback ratio cannot be had, or "" when it can.
-	std::string thp_mode_note()
+	static std::string thp_mode_note(const PeriodicFile::Text &t)
 	{
-		auto r = files_.read(thp_path_);
-		if (!r.data)
-			return r.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
+		if (!t.data)
+			return t.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
 							 ": kernel without CONFIG_TRANSPARENT_HUGEPAGE)"
-					       : read_failure(kThpEnabled, r.err);
-		auto mode = parse_thp_mode(*r.data);
+					       : read_failure(kThpEnabled, t.err);
+		auto mode = parse_thp_mode(*t.data);
 		if (!mode)
-			return std::string(kThpEnabled) + " garbled: no single [mode] in " + quote_token(trim(*r.data));
+			return std::string(kThpEnabled) + " garbled: no single [mode] in " + quote_token(trim(*t.data));
 		if (*mode == "never")
 			return "THP disabled (transparent_hugepage/enabled = never)";
 		return {};
 	}
 
 	std::string root_, meminfo_path_, thp_path_;
-	bool thp_read_ = false;
-	std::string thp_read_path_, thp_note_; // the path and note of the last read
-	std::chrono::steady_clock::time_point thp_read_at_{};
+	PeriodicFile thp_mode_;
 	std::vector<Pool> pools_;   // the system's pools first, then each node's
 	std::size_t system_pools_ = 0;
 	NodeLayoutClock clock_;
-	FileCache files_{128}; // /proc/meminfo, THP mode and every pool's counters, kept open
+	FileCache files_{128}; // /proc/meminfo and every pool's counters, kept open
 	MeminfoParser meminfo_;
 };
 

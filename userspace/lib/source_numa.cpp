@@ -279,27 +279,18 @@ private:
 		snap.add_counter(series_name, "system", static_cast<double>(it->second), "procfs");
 	}
 
-	// vm.numa_stat (Linux 4.16+), read at most every 5 s: 0 when an
-	// administrator turned NUMA allocation counting off.
+	// vm.numa_stat (Linux 4.16+): 0 when an administrator turned NUMA
+	// allocation counting off.
 	bool numa_stat_off(const SourceContext &ctx)
 	{
-		const auto now = std::chrono::steady_clock::now();
-		if (numa_stat_root_ != ctx.root || now - numa_stat_at_ >= std::chrono::seconds(5)) {
-			numa_stat_root_ = ctx.root;
-			numa_stat_at_ = now;
-			auto r = sysctl_.read(join_path(ctx.root, "/proc/sys/vm/numa_stat"));
-			numa_stat_off_ = r.data && trim(*r.data) == "0";
-		}
-		return numa_stat_off_;
+		const auto &t = numa_stat_.read(join_path(ctx.root, "/proc/sys/vm/numa_stat"));
+		return t.data && trim(*t.data) == "0";
 	}
 
 	std::string root_, vmstat_path_;
 	std::vector<NodeFile> nodes_;
 	NodeLayoutClock clock_;
-	std::string numa_stat_root_;
-	std::chrono::steady_clock::time_point numa_stat_at_{};
-	bool numa_stat_off_ = false;
-	FileCache sysctl_{1};
+	PeriodicFile numa_stat_;
 	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
 	VmstatParser vmstat_;
 };

@@ -2,6 +2,7 @@
 // fixture trees (tests/unit/fixtures/<name>/{proc,sys}) exercise the same code.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -98,6 +99,27 @@ private:
 	std::uint64_t swept_at_ = 0; // tick_ at the last sweep()
 	std::unordered_map<std::string, Entry> entries_;
 	std::string buf_;
+};
+
+// A small file only an administrator changes (the THP mode, a sysctl):
+// read at most once a period (5 s), its last text kept in between; read
+// again at once when the path changes (another root).
+class PeriodicFile {
+public:
+	struct Text {
+		std::optional<std::string> data;
+		int err = 0; // errno when data is nullopt
+	};
+	explicit PeriodicFile(std::chrono::steady_clock::duration period = std::chrono::seconds(5)) : period_(period) {}
+	const Text &read(const std::string &path);
+
+private:
+	std::chrono::steady_clock::duration period_;
+	std::string path_;
+	bool read_ = false;
+	std::chrono::steady_clock::time_point read_at_{};
+	Text text_;
+	FileCache file_{1};
 };
 
 } // namespace hwsig
