@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <linux/types.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct BlockCollector::Impl {
 	Skeleton<hwsig_block_bpf> skel;
 	BpfAttach how;
 	int ncpu;
+	// devices()'s batch buffers, kept from one read to the next.
+	std::vector<__u32> keys;
+	std::vector<hwsig_block_stats> values; // keys.size() x ncpu
 };
 
 BlockCollector::BlockCollector(BpfAttach how, bool milliseconds)
@@ -60,7 +64,7 @@ BlockCollector::BlockCollector(BpfAttach how, bool milliseconds)
 	auto [skel, as] = bpf_detail::load_tp_btf_or_raw_tp(
 		how, [] { return bpf_detail::has_tp_btf("block_rq_issue"); },
 		[milliseconds](BpfAttach set) { return load(set, milliseconds); });
-	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu});
+	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu, {}, {}});
 }
 
 BlockCollector::~BlockCollector() = default;
@@ -72,36 +76,90 @@ BpfAttach BlockCollector::attached_as() const
 	return impl_->how;
 }
 
-std::map<std::uint32_t, BlockCounts> BlockCollector::devices() const
+namespace {
+
+// Devices per BPF_MAP_LOOKUP_BATCH call: all of a small host's in one
+// call, and never more than about 1 MiB of per-CPU values in one buffer
+// (a device's statistics take ~1 KiB per possible CPU).
+std::size_t batch_devices(int ncpu)
 {
+	const std::size_t per_device = sizeof(hwsig_block_stats) * static_cast<std::size_t>(ncpu);
+	return std::clamp<std::size_t>((1u << 20) / per_device, 1, 64);
+}
+
+BlockCounts sum_cpus(const hwsig_block_stats *percpu, int ncpu)
+{
+	// Slots are summed first and made histograms once: a histogram per
+	// CPU would be 4 allocations per CPU per device per interval.
+	hwsig_block_stats t{};
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		const hwsig_block_stats &s = percpu[cpu];
+		t.reads += s.reads;
+		t.writes += s.writes;
+		t.read_bytes += s.read_bytes;
+		t.write_bytes += s.write_bytes;
+		for (int i = 0; i < HWSIG_BLOCK_TIME_SLOTS; i++) {
+			t.latency[i] += s.latency[i];
+			t.queue[i] += s.queue[i];
+		}
+		for (int i = 0; i < HWSIG_BLOCK_SIZE_SLOTS; i++)
+			t.size[i] += s.size[i];
+		for (int i = 0; i < HWSIG_BLOCK_SEEK_SLOTS; i++)
+			t.seek[i] += s.seek[i];
+	}
+	BlockCounts c;
+	c.reads = t.reads;
+	c.writes = t.writes;
+	c.read_bytes = t.read_bytes;
+	c.write_bytes = t.write_bytes;
+	c.latency_us = Histogram::from_slots(kLog2, t.latency, HWSIG_BLOCK_TIME_SLOTS);
+	c.queue_us = Histogram::from_slots(kLog2, t.queue, HWSIG_BLOCK_TIME_SLOTS);
+	c.size_kib = Histogram::from_slots(kLog2, t.size, HWSIG_BLOCK_SIZE_SLOTS);
+	c.seek_sectors = Histogram::from_slots(kLog2, t.seek, HWSIG_BLOCK_SEEK_SLOTS);
+	return c;
+}
+
+} // namespace
+
+std::map<std::uint32_t, BlockCounts> BlockCollector::devices(std::size_t per_call) const
+{
+	// One BPF_MAP_LOOKUP_BATCH call reads every device (a few on a large
+	// host), where get_next_key + lookup took two syscalls per device.
 	std::map<std::uint32_t, BlockCounts> out;
-	const struct bpf_map *map = impl_->skel->maps.dev_stats;
-	std::vector<hwsig_block_stats> percpu(static_cast<std::size_t>(impl_->ncpu));
-	__u32 key = 0, next = 0;
-	const void *prev = nullptr;
-	while (bpf_map__get_next_key(map, prev, &next, sizeof next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map__lookup_elem(map, &key, sizeof key, percpu.data(),
-					 percpu.size() * sizeof percpu[0], 0)) {
-			if (errno == ENOENT) // removed meanwhile (never happens today)
-				continue;
+	Impl &im = *impl_;
+	const int fd = bpf_map__fd(im.skel->maps.dev_stats);
+	const auto ncpu = static_cast<std::size_t>(im.ncpu);
+	if (per_call) {
+		im.keys.resize(per_call);
+		im.values.resize(per_call * ncpu);
+	} else if (im.keys.empty()) {
+		im.keys.resize(batch_devices(im.ncpu));
+		im.values.resize(im.keys.size() * ncpu);
+	}
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0;
+	bool first = true;
+	for (;;) {
+		auto count = static_cast<__u32>(im.keys.size());
+		int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, im.keys.data(), im.values.data(),
+					       &count, &opts) ? errno : 0;
+		if (err == ENOSPC && count == 0) {
+			// A hash bucket holds more devices than the buffer: grow it
+			// and ask for the same batch again.
+			im.keys.resize(im.keys.size() * 2);
+			im.values.resize(im.keys.size() * ncpu);
+			continue;
+		}
+		if (err && err != ENOENT) {
+			errno = err;
 			throw_errno("BPF block: reading dev_stats");
 		}
-		BlockCounts c; // Log2 histograms, empty
-		for (const auto &s : percpu) {
-			c.reads += s.reads;
-			c.writes += s.writes;
-			c.read_bytes += s.read_bytes;
-			c.write_bytes += s.write_bytes;
-			c.latency_us += Histogram::from_slots(kLog2, s.latency, HWSIG_BLOCK_TIME_SLOTS);
-			c.queue_us += Histogram::from_slots(kLog2, s.queue, HWSIG_BLOCK_TIME_SLOTS);
-			c.size_kib += Histogram::from_slots(kLog2, s.size, HWSIG_BLOCK_SIZE_SLOTS);
-			c.seek_sectors += Histogram::from_slots(kLog2, s.seek, HWSIG_BLOCK_SEEK_SLOTS);
-		}
-		out.emplace(key, std::move(c));
+		for (__u32 i = 0; i < count; i++)
+			out.emplace(im.keys[i], sum_cpus(&im.values[i * ncpu], im.ncpu));
+		if (err == ENOENT) // the last batch (count may be 0)
+			return out;
+		first = false;
 	}
-	return out;
 }
 
 } // namespace hwsig

@@ -31,7 +31,9 @@ public:
 
 	BpfAttach attached_as() const;
 	// Key: kernel dev_t (major << 20 | minor) of the whole disk.
-	std::map<std::uint32_t, BlockCounts> devices() const;
+	// per_call: devices read per BPF_MAP_LOOKUP_BATCH call (0: as many
+	// as about 1 MiB of per-CPU values holds; tests pass 1).
+	std::map<std::uint32_t, BlockCounts> devices(std::size_t per_call = 0) const;
 
 private:
 	struct Impl;

@@ -75,6 +75,44 @@ TEST_CASE("O_DIRECT reads and writes on a loop device: counts within 1%, sizes i
 	}
 }
 
+TEST_CASE("devices(): one batch or one device per batch call, the same devices and counts", "[block]")
+{
+	require_root();
+	BlockCollector collector;
+	// Three devices with different, known numbers of reads: more devices
+	// than one batch call of 1 holds, so the batch token is followed.
+	LoopDevice a(8ull << 20), b(8ull << 20), c(8ull << 20);
+	settle();
+	const std::size_t reads[] = {100, 200, 300};
+	const LoopDevice *loops[] = {&a, &b, &c};
+	std::uint64_t before[3];
+	for (int i = 0; i < 3; i++)
+		before[i] = counts_of(collector, loops[i]->kdev()).reads;
+	for (int i = 0; i < 3; i++)
+		hwsig_test::direct_reads(loops[i]->path(),
+					 hwsig_test::random_offsets(reads[i], 4096, loops[i]->bytes(), 7u + i), 4096);
+	auto whole = collector.devices();
+	auto single = collector.devices(1);
+	auto again = collector.devices(); // back to the automatic batch
+	for (int i = 0; i < 3; i++) {
+		const std::uint32_t dev = loops[i]->kdev();
+		INFO("loop " << i);
+		REQUIRE(whole.count(dev) == 1);
+		REQUIRE(single.count(dev) == 1);
+		REQUIRE(again.count(dev) == 1);
+		CHECK(whole.at(dev).reads - before[i] == reads[i]);
+		CHECK(single.at(dev).reads == whole.at(dev).reads);
+		CHECK(single.at(dev).read_bytes == whole.at(dev).read_bytes);
+		CHECK(single.at(dev).latency_us.counts == whole.at(dev).latency_us.counts);
+		CHECK(single.at(dev).size_kib.counts == whole.at(dev).size_kib.counts);
+		CHECK(again.at(dev).reads == whole.at(dev).reads);
+	}
+	// Every device of one read is in the other (other disks may have
+	// gained counts in between, never lost an entry).
+	for (const auto &[dev, counts] : whole)
+		CHECK(single.count(dev) == 1);
+}
+
 TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy", "[block][source]")
 {
 	require_root();

@@ -73,6 +73,15 @@ static bool same_vms(const std::vector<hwsig::Vm> &a, const std::vector<hwsig::V
 void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, bool keep_cpu)
 {
 	Entry e;
+	if (!entries_.empty()) {
+		// Snapshots have the same shape from one interval to the next:
+		// one allocation each instead of a vector growing by doubling.
+		const Entry &last = entries_.back();
+		e.values.reserve(last.values.size());
+		e.hists.reserve(last.hists.size());
+		e.notes.reserve(last.notes.size());
+		e.from_zero.reserve(last.from_zero.size());
+	}
 	if (!entries_.empty() && same_vms(*entries_.back().vms, vms))
 		e.vms = entries_.back().vms;
 	else

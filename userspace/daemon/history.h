@@ -36,6 +36,11 @@ public:
 	// The i-th kept snapshot, oldest first, rebuilt.
 	hwsig::Snapshot snapshot(std::size_t i) const;
 	const std::vector<hwsig::Vm> &vms(std::size_t i) const { return *entries_.at(i).vms; }
+	// The VMs of the latest snapshot, shared with it (nullptr when empty).
+	std::shared_ptr<const std::vector<hwsig::Vm>> latest_vms() const
+	{
+		return entries_.empty() ? nullptr : entries_.back().vms;
+	}
 	std::uint64_t mono_ns(std::size_t i) const { return entries_.at(i).mono_ns; }
 	std::size_t key_count() const { return keys_.size(); }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <malloc.h>
 #include <ctime>
 #include <memory>
@@ -68,6 +69,36 @@ hwsig::SourceOptions source_options(const Config &cfg)
 	return o;
 }
 
+// The loop's own figures at one snapshot: plain numbers, turned into
+// SelfMetric rows only when a scrape renders them (every 15-60 s), not
+// at every snapshot.
+struct LoopFigures {
+	std::vector<hwsig::Sampler::SourceTiming> timings; // source names are static
+	double snapshot_s = 0, lateness_s = 0, lateness_max_s = 0, interval_s = 0;
+	std::uint64_t snapshots = 0, skipped = 0, history_intervals = 0;
+};
+
+void add_loop_metrics(const LoopFigures &f, std::vector<hwsig::SelfMetric> &out)
+{
+	for (const auto &t : f.timings)
+		out.push_back({"hwsig_collect_duration_seconds", "Time each source took in the last snapshot", false,
+			       {{"source", std::string(t.source)}}, t.seconds});
+	out.push_back({"hwsig_snapshot_duration_seconds", "Time the last snapshot took, every source together", false,
+		       {}, f.snapshot_s});
+	out.push_back({"hwsig_snapshots_total", "Snapshots taken on schedule since start", true, {},
+		       static_cast<double>(f.snapshots)});
+	out.push_back({"hwsig_snapshots_skipped_total",
+		       "Scheduled snapshots skipped because the previous one ran past them", true, {},
+		       static_cast<double>(f.skipped)});
+	out.push_back({"hwsig_snapshot_lateness_seconds", "How late the last snapshot started against its schedule",
+		       false, {}, f.lateness_s});
+	out.push_back({"hwsig_snapshot_lateness_max_seconds", "The latest any snapshot started since hwsigd started",
+		       false, {}, f.lateness_max_s});
+	out.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
+		       static_cast<double>(f.history_intervals)});
+	out.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, f.interval_s});
+}
+
 // What /metrics renders: the latest snapshot and what came with it.
 struct Published {
 	std::uint64_t seq = 0;
@@ -77,8 +108,8 @@ struct Published {
 	// this state (scrapes come every 15-60 s, snapshots every second).
 	std::shared_ptr<const hwsig::Snapshot> prev;
 	std::shared_ptr<const std::vector<std::string>> claimed;
-	std::vector<hwsig::Vm> vms;
-	std::vector<hwsig::SelfMetric> self;
+	std::shared_ptr<const std::vector<hwsig::Vm>> vms; // the history's: shared while they stay the same
+	LoopFigures loop;
 	bool per_cpu = false;
 };
 
@@ -86,6 +117,9 @@ struct Published {
 // number of scrapers: a scrape costs a copy of the cached text.
 class Exposition {
 public:
+	// Self metrics of other parts (hwsig.ko's counters, the recorder's),
+	// read when a scrape renders: hwsig.ko's take a netlink round trip.
+	void set_more_self(std::function<void(std::vector<hwsig::SelfMetric> &)> more) { more_self_ = std::move(more); }
 	void publish(std::shared_ptr<const Published> p)
 	{
 		std::lock_guard lock(mu_);
@@ -107,10 +141,12 @@ public:
 			hwsig::ExportInput in;
 			in.snapshot = latest_->snapshot.get();
 			in.unavailable = &unavailable_;
-			in.vms = &latest_->vms;
+			in.vms = latest_->vms.get();
 			in.per_cpu = latest_->per_cpu;
 			in.version = HWSIG_VERSION;
-			in.self = latest_->self;
+			add_loop_metrics(latest_->loop, in.self);
+			if (more_self_)
+				more_self_(in.self);
 			in.self.push_back({"hwsig_scrape_duration_seconds",
 					   "Time the last rendering of this exposition took (scrapes between two "
 					   "snapshots are served from it)",
@@ -129,6 +165,7 @@ private:
 	};
 	std::mutex mu_;
 	std::shared_ptr<const Published> latest_;
+	std::function<void(std::vector<hwsig::SelfMetric> &)> more_self_;
 	Cached cache_[2];
 	std::uint64_t unavailable_seq_ = 0; // the state unavailable_ was derived for
 	std::vector<hwsig::UnavailableNote> unavailable_;
@@ -149,12 +186,20 @@ HttpReply route(Exposition &exp, std::string_view path, std::string_view accept)
 class Service {
 public:
 	explicit Service(const Config &cfg) : cfg_(cfg), history_(cfg.history), interval_s_(cfg.interval) {}
+	// The servers go first: a request in flight reads the parts below
+	// (the exposition's self metrics read kmod_ and recorder_).
+	~Service()
+	{
+		http_.reset();
+		local_.reset();
+	}
 	int run();
 
 private:
 	bool start();
 	void tick(std::uint64_t deadline);
-	void publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur);
+	void publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur,
+		     std::shared_ptr<const std::vector<hwsig::Vm>> vms);
 	void reload();
 	std::string answer_local(const std::string &request);
 	// fired_mono_ns: the snapshot that ends iv (a dump's 'triggered').
@@ -196,6 +241,12 @@ bool Service::start()
 		claimed_ = sampler_->claimed_ids();
 		claimed_shared_ = std::make_shared<const std::vector<std::string>>(claimed_);
 		recorder_ = std::make_unique<Recorder>(cfg_, claimed_);
+		exposition_.set_more_self([this](std::vector<hwsig::SelfMetric> &out) {
+			for (auto &m : kmod_->self_metrics())
+				out.push_back(std::move(m));
+			for (auto &m : recorder_->self_metrics())
+				out.push_back(std::move(m));
+		});
 		if (!(cfg_.dump_rules.size() == 1 && cfg_.dump_rules[0] == "none"))
 			for (const auto &text : cfg_.dump_rules)
 				rules_.push_back(hwsig::DumpRule::parse(text)); // checked by the configuration
@@ -278,7 +329,8 @@ std::string Service::answer_local(const std::string &request)
 	return "error\tunknown request '" + request.substr(0, 32) + "' (snapshot, history, dump [SECONDS], status)\n";
 }
 
-void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur)
+void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_ptr<const hwsig::Snapshot> cur,
+		      std::shared_ptr<const std::vector<hwsig::Vm>> vms)
 {
 	auto p = std::make_shared<Published>();
 	p->seq = ++seq_;
@@ -286,35 +338,22 @@ void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_p
 	p->prev = std::move(prev);
 	p->claimed = claimed_shared_;
 	p->per_cpu = cfg_.per_cpu;
+	p->vms = std::move(vms);
+	LoopFigures &f = p->loop;
 	{
-		// vms() is the sampler's: read it under its lock.
 		std::lock_guard lock(sampler_mu_);
-		p->vms = sampler_->vms();
-		for (const auto &t : sampler_->last_timings())
-			p->self.push_back({"hwsig_collect_duration_seconds", "Time each source took in the last snapshot",
-					   false, {{"source", std::string(t.source)}}, t.seconds});
+		f.timings = sampler_->last_timings();
 	}
-	p->self.push_back({"hwsig_snapshot_duration_seconds", "Time the last snapshot took, every source together",
-			   false, {}, snapshot_s_});
-	p->self.push_back({"hwsig_snapshots_total", "Snapshots taken on schedule since start", true, {},
-			   static_cast<double>(snapshots_)});
-	p->self.push_back({"hwsig_snapshots_skipped_total",
-			   "Scheduled snapshots skipped because the previous one ran past them", true, {},
-			   static_cast<double>(skipped_)});
-	p->self.push_back({"hwsig_snapshot_lateness_seconds", "How late the last snapshot started against its schedule",
-			   false, {}, lateness_s_});
-	p->self.push_back({"hwsig_snapshot_lateness_max_seconds", "The latest any snapshot started since hwsigd started",
-			   false, {}, lateness_max_s_});
+	f.snapshot_s = snapshot_s_;
+	f.snapshots = snapshots_;
+	f.skipped = skipped_;
+	f.lateness_s = lateness_s_;
+	f.lateness_max_s = lateness_max_s_;
 	{
 		std::lock_guard lock(history_mu_);
-		p->self.push_back({"hwsig_history_intervals", "Intervals kept in memory", false, {},
-				   static_cast<double>(history_.size())});
+		f.history_intervals = history_.size();
 	}
-	p->self.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, cfg_.interval});
-	for (auto &m : kmod_->self_metrics())
-		p->self.push_back(std::move(m));
-	for (auto &m : recorder_->self_metrics())
-		p->self.push_back(std::move(m));
+	f.interval_s = cfg_.interval;
 	exposition_.publish(std::move(p));
 }
 
@@ -348,11 +387,13 @@ void Service::tick(std::uint64_t deadline)
 	lateness_s_ = start > deadline ? static_cast<double>(start - deadline) * 1e-9 : 0;
 	lateness_max_s_ = std::max(lateness_max_s_, lateness_s_);
 	std::shared_ptr<const hwsig::Snapshot> cur;
+	std::shared_ptr<const std::vector<hwsig::Vm>> vms;
 	{
 		std::lock_guard lock(sampler_mu_);
 		cur = std::make_shared<const hwsig::Snapshot>(sampler_->take());
 		std::lock_guard hlock(history_mu_);
 		history_.add(*cur, sampler_->vms(), cfg_.per_cpu);
+		vms = history_.latest_vms();
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
@@ -368,7 +409,7 @@ void Service::tick(std::uint64_t deadline)
 	}
 	auto prev = std::move(prev_);
 	prev_ = cur;
-	publish(std::move(prev), std::move(cur));
+	publish(std::move(prev), std::move(cur), std::move(vms));
 }
 
 void Service::reload()
