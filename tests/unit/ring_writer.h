@@ -97,9 +97,12 @@ public:
 	// 2: payload words [from, to) of the record (word 0 is seq, kWords-1 seq_end).
 	void payload(unsigned cpu, std::size_t from = 1, std::size_t to = kWords - 1)
 	{
+		payload_of(cpu, expected(cpu, head(cpu)), from, to);
+	}
+	void payload_of(unsigned cpu, const hwsig_record &r, std::size_t from = 1, std::size_t to = kWords - 1)
+	{
 		const std::uint64_t idx = head(cpu);
 		std::uint64_t words[kWords];
-		const hwsig_record r = expected(cpu, idx);
 		std::memcpy(words, &r, sizeof(r));
 		std::uint64_t *dst = slot_words(cpu, idx);
 		for (std::size_t i = from; i < to; i++)
@@ -119,6 +122,18 @@ public:
 	{
 		begin(cpu);
 		payload(cpu);
+		finish(cpu);
+	}
+	// A record of the test's own payload (values, times, valid_mask,
+	// generation); seq, seq_end and cpu are the ring's.
+	void write(unsigned cpu, hwsig_record r)
+	{
+		const std::uint64_t idx = head(cpu);
+		r.seq = idx + 1;
+		r.seq_end = idx + 1;
+		r.cpu = cpu;
+		begin(cpu);
+		payload_of(cpu, r);
 		finish(cpu);
 	}
 

@@ -73,18 +73,41 @@ TEST_CASE("rates use the interval and the rule's scale", "[derive]")
 	CHECK(m->value == Approx(1000.0 * 64 / 0.5)); // CAS x 64 B, scaled once
 }
 
-TEST_CASE("multiplexed counters carry a note", "[derive]")
+// A multiplexed counter's point: its per-interval-scaled total (value) and
+// what it was estimated from.
+static CounterPoint mux_point(double value, double raw, double enabled_s, double running_s, double uncounted_s = 0)
 {
-	Snapshot a = at(0), b = at(1);
-	a.add_counter(series::kPmuInstructions, "cpu:3", 0, "perf", 0.5);
-	a.add_counter(series::kPmuCycles, "cpu:3", 0, "perf", 0.5);
-	b.add_counter(series::kPmuInstructions, "cpu:3", 3000, "perf", 0.43);
-	b.add_counter(series::kPmuCycles, "cpu:3", 2000, "perf", 1.0);
+	return {value, {raw, enabled_s * 1e9, running_s * 1e9, uncounted_s * 1e9}};
+}
+
+TEST_CASE("multiplexed counters carry a note with the interval's running fraction", "[derive]")
+{
+	Snapshot a = at(10), b = at(11);
+	// Lifetime: half counted. This interval: instructions 43%, cycles all.
+	a.add_counter(series::kPmuInstructions, "cpu:3", mux_point(2000, 1000, 10, 5), "perf");
+	a.add_counter(series::kPmuCycles, "cpu:3", mux_point(2000, 1000, 10, 5), "perf");
+	b.add_counter(series::kPmuInstructions, "cpu:3", mux_point(5000, 2290, 11, 5.43), "perf");
+	b.add_counter(series::kPmuCycles, "cpu:3", mux_point(4000, 3000, 11, 6), "perf");
 	auto iv = checked_derive(a, b, {});
 	const Metric *m = find(iv, "cpu.ipc", "cpu:3");
 	REQUIRE(m);
-	CHECK(m->value == Approx(1.5));
-	CHECK(m->note.find("43%") != std::string::npos);
+	CHECK(m->value == Approx(1.5)); // the values' deltas: already scaled
+	CHECK(m->note == "multiplexed: counted 43% of the time, scaled");
+}
+
+TEST_CASE("a multiplexed counter not counted for part of the interval is unavailable", "[derive]")
+{
+	Snapshot a = at(0), b = at(2);
+	a.add_counter(series::kPmuInstructions, "system", mux_point(100, 100, 4, 4), "perf");
+	a.add_counter(series::kPmuCycles, "system", mux_point(100, 100, 4, 4), "perf");
+	b.add_counter(series::kPmuInstructions, "system", mux_point(300, 300, 8, 6, 1.5), "perf");
+	b.add_counter(series::kPmuCycles, "system", mux_point(300, 300, 8, 8), "perf");
+	auto iv = checked_derive(a, b, {"cpu.ipc"});
+	CHECK_FALSE(find(iv, "cpu.ipc", "system"));
+	const auto *u = find_unavailable(iv, "cpu.ipc", "system");
+	REQUIRE(u);
+	CHECK(u->reason == "pmu.instructions was not counted at all between two reads (1.50 s enabled, never "
+			   "running: the PMU was busy with other events): unknown in this interval");
 }
 
 TEST_CASE("zero denominators, resets and new scopes are not made-up numbers", "[derive]")

@@ -21,7 +21,7 @@ SharedSnapshot snapshot_at(std::uint64_t mono_ns, double cycles)
 	SharedSnapshot s;
 	s.snapshot.mono_ns = mono_ns;
 	s.snapshot.realtime_ns = 1'700'000'000'000'000'000ull + mono_ns;
-	s.snapshot.add_counter("pmu.cycles", "system", cycles, "kmod", 0.25);
+	s.snapshot.add_counter("pmu.cycles", "system", CounterPoint{cycles, {cycles / 4, 4e9, 1e9, 0.5e9}}, "kmod");
 	s.snapshot.add_gauge("thermal.headroom_c", "zone:x86_pkg_temp", 41.5, "sysfs");
 	Histogram h;
 	h.counts = {0, 3, 0, 7};
@@ -100,7 +100,8 @@ TEST_CASE("dump: a round trip keeps facts, trigger and every snapshot exactly", 
 	for (std::size_t i = 0; i < 3; ++i)
 		CHECK(wire(back.snapshots[i]) == wire(d.snapshots[i]));
 	CHECK(back.snapshots[1].snapshot.counter("pmu.cycles", "system")->value == 1e9 + 0.1);
-	CHECK(back.snapshots[1].snapshot.counter("pmu.cycles", "system")->running_fraction == 0.25);
+	CHECK(back.snapshots[1].snapshot.counter("pmu.cycles", "system")->mux.running_ns == 1e9);
+	CHECK(back.snapshots[1].snapshot.counter("pmu.cycles", "system")->mux.uncounted_ns == 0.5e9);
 	CHECK(back.snapshots[2].vms.at(0).name == "web\t01");
 }
 
@@ -138,7 +139,7 @@ TEST_CASE("dump: foreign, empty and damaged files are refused, naming the file",
 	refused(compress_dump_text(longer), "shorter than its length says");
 	// A snapshot the wire refuses: named with its number.
 	std::string garbled = text;
-	auto v = garbled.find("C\tpmu.cycles");
+	auto v = garbled.find("M\tpmu.cycles");
 	garbled[v] = 'Q';
 	refused(compress_dump_text(garbled), "snapshot 1 (from line");
 }

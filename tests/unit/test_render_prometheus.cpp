@@ -108,9 +108,10 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	s.add_counter(series::kCpuTotalTicks, "system", 100000, "procfs");
 	s.add_counter(series::kSchedstatRunDelayNs, "system", 1.5e9, "procfs");
 	s.add_counter(series::kSchedstatRunDelayNs, "vm:web01", 2.5e8, "procfs");
-	s.add_counter(series::kImcCasReads, "socket:0", 100, "kmod", 0.5);
-	s.add_counter(series::kImcCasReads, "socket:1", 50, "kmod", 0.25);
-	s.add_counter(series::kImcCasReads, "system", 150, "kmod", 0.25);
+	// Multiplexed: counted half and a quarter of the time.
+	s.add_counter(series::kImcCasReads, "socket:0", CounterPoint{200, {100, 2e9, 1e9, 0}}, "perf");
+	s.add_counter(series::kImcCasReads, "socket:1", CounterPoint{200, {50, 4e9, 1e9, 0}}, "perf");
+	s.add_counter(series::kImcCasReads, "system", CounterPoint{400, {150, 6e9, 2e9, 0}}, "perf");
 	s.add_counter(series::kNumaLocal, "node:0", 7, "sysfs");
 	s.add_counter(series::kNumaLocal, "system", 7, "sysfs");
 	s.add_counter(series::kIoReads, "dev:sda", 42, "bpf");
@@ -134,14 +135,21 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		// vm:NAME: the hwsig_vm_* family, never next to the host sample.
 		CHECK(has_line(t, "hwsig_vm_schedstat_run_delay_seconds_total{vm=\"web01\"} 0.25"));
 		CHECK(grep(t, "hwsig_schedstat_run_delay_seconds_total{").empty());
-		// CAS x 64 B, per socket only (system is their sum).
+		// CAS as counted x 64 B, per socket only (system is their sum),
+		// with the times that scale any window of them in PromQL.
 		CHECK(grep(t, "hwsig_dram_read_bytes_total") ==
 		      std::vector<std::string>{"hwsig_dram_read_bytes_total{socket=\"0\"} 6400",
 					       "hwsig_dram_read_bytes_total{socket=\"1\"} 3200"});
-		CHECK(grep(t, "hwsig_pmu_running_ratio{") ==
+		CHECK(has_line(t, "# TYPE hwsig_pmu_enabled_seconds_total counter"));
+		CHECK(grep(t, "hwsig_pmu_enabled_seconds_total{") ==
 		      std::vector<std::string>{
-			      "hwsig_pmu_running_ratio{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 0.5",
-			      "hwsig_pmu_running_ratio{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 0.25"});
+			      "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 2",
+			      "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 4"});
+		CHECK(grep(t, "hwsig_pmu_running_seconds_total{") ==
+		      std::vector<std::string>{
+			      "hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 1",
+			      "hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 1"});
+		CHECK(t.find("hwsig_pmu_running_ratio") == std::string::npos);
 		CHECK(grep(t, "hwsig_numa_local_node_pages_total") ==
 		      std::vector<std::string>{"hwsig_numa_local_node_pages_total{node=\"0\"} 7"});
 		CHECK(has_line(t, "hwsig_block_reads_total{device=\"sda\"} 42"));
@@ -515,19 +523,22 @@ TEST_CASE("prometheus: label values that differ only in leading zeros are two se
 				       "hwsig_block_reads_total{device=\"sd7\"} 2"});
 }
 
-TEST_CASE("prometheus: per-VM PMU counts and their running ratio", "[render_prometheus]")
+TEST_CASE("prometheus: per-VM PMU counts and their enabled and running times", "[render_prometheus]")
 {
 	Snapshot s;
-	s.add_counter(series::kPmuCycles, "system", 4000, "perf", 0.5);
-	s.add_counter(series::kPmuCycles, "vm:web01", 1000, "perf", 0.25);
-	s.add_counter(series::kPmuCycles, "pid:4242", 10, "perf", 0.125);
+	s.add_counter(series::kPmuCycles, "system", CounterPoint{8000, {4000, 2e9, 1e9, 0}}, "perf");
+	s.add_counter(series::kPmuCycles, "vm:web01", CounterPoint{4000, {1000, 4e9, 1e9, 0}}, "perf");
+	s.add_counter(series::kPmuCycles, "pid:4242", CounterPoint{80, {10, 0.125e9, 0.125e9, 0}}, "perf");
 	std::string t = render(s);
 	check_structure(t);
 	CHECK(grep(t, "hwsig_cpu_cycles_total") == std::vector<std::string>{"hwsig_cpu_cycles_total 4000"});
 	CHECK(grep(t, "hwsig_vm_cpu_cycles_total") ==
 	      std::vector<std::string>{"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 1000"});
-	CHECK(grep(t, "hwsig_pmu_running_ratio{") ==
-	      std::vector<std::string>{"hwsig_pmu_running_ratio{counter=\"hwsig_cpu_cycles_total\"} 0.5",
-				       "hwsig_pmu_running_ratio{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 0.25"});
+	CHECK(grep(t, "hwsig_pmu_enabled_seconds_total{") ==
+	      std::vector<std::string>{"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 2",
+				       "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 4"});
+	CHECK(grep(t, "hwsig_pmu_running_seconds_total{") ==
+	      std::vector<std::string>{"hwsig_pmu_running_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 1",
+				       "hwsig_pmu_running_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 1"});
 	CHECK(t.find("0.125") == std::string::npos); // pid:N is not exported
 }

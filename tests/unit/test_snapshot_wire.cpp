@@ -15,7 +15,8 @@ hwsig::Snapshot sample()
 	hwsig::Snapshot s;
 	s.mono_ns = 123456789012345ull;
 	s.realtime_ns = 1795462893733518768ull;
-	s.add_counter("pmu.cycles", "cpu:3", 1e15 + 0.25, "kmod", 0.4375);
+	s.add_counter("pmu.cycles", "cpu:3", hwsig::CounterPoint{1e15 + 0.25, {4.375e14 + 0.5, 1e12 + 1, 4.375e11, 3.5}},
+		      "kmod");
 	s.add_counter("stat.total", "system", 118514, "procfs");
 	s.add_gauge("thermal.headroom_c", "zone:x86_pkg_temp", -1.5, "sysfs");
 	Histogram h;
@@ -43,7 +44,12 @@ TEST_CASE("a snapshot crosses the socket bit for bit", "[wire]")
 	const auto *c = got.snapshot.counter("pmu.cycles", "cpu:3");
 	REQUIRE(c);
 	CHECK(c->value == 1e15 + 0.25); // exact: %.17g
-	CHECK(c->running_fraction == 0.4375);
+	CHECK(c->mux.raw == 4.375e14 + 0.5);
+	CHECK(c->mux.enabled_ns == 1e12 + 1);
+	CHECK(c->mux.running_ns == 4.375e11);
+	CHECK(c->mux.uncounted_ns == 3.5);
+	REQUIRE(got.snapshot.counter("stat.total", "system"));
+	CHECK(got.snapshot.counter("stat.total", "system")->mux.empty());
 	CHECK(got.snapshot.counters().at("pmu.cycles").source == "kmod");
 	REQUIRE(got.snapshot.gauge("thermal.headroom_c", "zone:x86_pkg_temp"));
 	CHECK(*got.snapshot.gauge("thermal.headroom_c", "zone:x86_pkg_temp") == -1.5);
@@ -79,12 +85,17 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	};
 	CHECK(refused("", "empty"));
 	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
-	CHECK(refused("hwsig-snapshot\t2\nend\n", "version 2, this hwsigctl reads 1"));
+	CHECK(refused("hwsig-snapshot\t3\nend\n", "version 3, this hwsigctl reads 1 to 2"));
+	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 2"));
 	CHECK(refused(good.substr(0, good.size() - 4), "truncated (no 'end')"));
 	CHECK(refused(good.substr(0, good.size() - 1), "truncated (no newline)"));
 	CHECK(refused(good + "C\tx\tsystem\tkmod\t1\t1\n", "data after 'end'"));
 	CHECK(refused("hwsig-snapshot\t1\nC\tx\tsystem\tkmod\tnan\t1\nend\n", "line 2: not a finite number"));
 	CHECK(refused("hwsig-snapshot\t1\nC\tx\tsystem\tkmod\t1\nend\n", "line 2: 'C' needs 5 fields, has 4"));
+	CHECK(refused("hwsig-snapshot\t2\nC\tx\tsystem\tkmod\t1\t1\nend\n", "line 2: 'C' needs 4 fields, has 5"));
+	CHECK(refused("hwsig-snapshot\t2\nM\tx\tsystem\tkmod\t1\t1\t1\t1\nend\n", "'M' needs 8 fields, has 7"));
+	CHECK(refused("hwsig-snapshot\t2\nM\tx\tsystem\tkmod\t1\t1\t1\tinf\t0\nend\n", "not a finite number"));
+	CHECK(refused("hwsig-snapshot\t1\nM\tx\tsystem\tkmod\t1\t1\t1\t1\t0\nend\n", "unknown record 'M'"));
 	CHECK(refused("hwsig-snapshot\t1\nH\tx\tsystem\tbpf\t9\t1\nend\n", "unknown histogram layout 9"));
 	CHECK(refused("hwsig-snapshot\t1\nH\tx\tsystem\tbpf\t0\t1,-2\nend\n", "not an unsigned integer: '-2'"));
 	CHECK(refused("hwsig-snapshot\t1\nG\tx\\q\tsystem\tsysfs\t1\nend\n", "unknown escape"));
@@ -104,4 +115,20 @@ TEST_CASE("counts_from_zero crosses the socket (a disk first seen in interval 1 
 	CHECK(got.snapshot.from_zero().size() == 2);
 	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t1\nzero\tx\ty\nend\n"),
 			  Catch::Contains("'zero' needs 1 fields, has 2"));
+}
+
+TEST_CASE("a version 1 snapshot (an older hwsigd, its dumps) is still read", "[wire]")
+{
+	// Version 1 counters carried a lifetime running fraction: read as plain
+	// counters, the values as they were.
+	auto got = hwsig::decode_snapshot("hwsig-snapshot\t1\ntime\t100\t200\nC\tpmu.cycles\tsystem\tkmod\t1000.5\t0.5\n"
+					  "C\tstat.total\tsystem\tprocfs\t7\t1\nend\n");
+	const auto *c = got.snapshot.counter("pmu.cycles", "system");
+	REQUIRE(c);
+	CHECK(c->value == 1000.5);
+	CHECK(c->mux.empty());
+	REQUIRE(got.snapshot.counter("stat.total", "system"));
+	CHECK(got.snapshot.counter("stat.total", "system")->value == 7);
+	// and written back as version 2
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t2\n", 0) == 0);
 }

@@ -213,34 +213,49 @@ TEST_CASE("kmod backend: newest record per CPU becomes scaled counters, generati
 	// valid_mask is 0x7: event 3 is never valid, event 1 maps to no series.
 	const std::vector<std::string> series_of = {series::kPmuCycles, "", series::kPmuInstructions,
 						    series::kPmuBranches};
+	ScaledCounters counters;
 	Snapshot snap;
-	add_ring_counters(reader, series_of, snap);
+	add_ring_counters(reader, series_of, counters, snap);
 
+	// The first read of a counter is one interval: from its start.
 	auto expect = [](unsigned cpu, std::uint64_t idx, unsigned ev) {
 		const hwsig_record r = hwsig::testing::RingWriter::expected(cpu, idx);
-		return scale_count(r.values[ev], r.time_enabled[ev], r.time_running[ev]);
+		return *scale_interval(r.values[ev], r.time_enabled[ev], r.time_running[ev]);
 	};
-	const auto c0 = expect(0, 4, 0), c1 = expect(1, 2, 0), i0 = expect(0, 4, 2), i1 = expect(1, 2, 2);
+	const double c0 = expect(0, 4, 0), c1 = expect(1, 2, 0), i0 = expect(0, 4, 2), i1 = expect(1, 2, 2);
 	const auto *cy0 = snap.counter(series::kPmuCycles, "cpu:0");
 	const auto *cy1 = snap.counter(series::kPmuCycles, "cpu:1");
 	const auto *cys = snap.counter(series::kPmuCycles, "system");
 	REQUIRE(cy0);
 	REQUIRE(cy1);
 	REQUIRE(cys);
-	CHECK(cy0->value == Approx(c0.scaled));
-	CHECK(cy0->value == Approx(double(hwsig::testing::RingWriter::expected(0, 4).values[0]) * 500000000.0 /
-				  250000000.0));
-	CHECK(cy0->running_fraction == Approx(0.5));
-	CHECK(cy1->value == Approx(c1.scaled));
-	CHECK(cys->value == Approx(c0.scaled + c1.scaled));
-	CHECK(snap.counter(series::kPmuInstructions, "system")->value == Approx(i0.scaled + i1.scaled));
+	const hwsig_record r04 = hwsig::testing::RingWriter::expected(0, 4);
+	CHECK(cy0->value == Approx(c0));
+	CHECK(cy0->value == Approx(double(r04.values[0]) * 500000000.0 / 250000000.0));
+	CHECK(cy0->mux.raw == double(r04.values[0]));
+	CHECK(cy0->mux.enabled_ns == 500000000.0);
+	CHECK(cy0->mux.running_ns == 250000000.0);
+	CHECK(cy1->value == Approx(c1));
+	CHECK(cys->value == Approx(c0 + c1));
+	CHECK(cys->mux.enabled_ns == 500000000.0 + 300000000.0);
+	CHECK(snap.counter(series::kPmuInstructions, "system")->value == Approx(i0 + i1));
 	CHECK(snap.counter(series::kPmuBranches, "system") == nullptr);
 	CHECK(snap.counters().size() == 2);
+
+	// The next record of cpu 0 is scaled by its own interval's times.
+	w.write(0);
+	Snapshot next;
+	add_ring_counters(reader, series_of, counters, next);
+	const hwsig_record r05 = hwsig::testing::RingWriter::expected(0, 5);
+	REQUIRE(next.counter(series::kPmuCycles, "cpu:0"));
+	CHECK(next.counter(series::kPmuCycles, "cpu:0")->value - cy0->value ==
+	      Approx(*scale_interval(r05.values[0] - r04.values[0], r05.time_enabled[0] - r04.time_enabled[0],
+				     r05.time_running[0] - r04.time_running[0])));
 
 	// A new configuration: the rings' records are of the old generation.
 	w.control()->config_generation = 2;
 	REQUIRE(reader.refresh());
 	Snapshot after;
-	add_ring_counters(reader, series_of, after);
+	add_ring_counters(reader, series_of, counters, after);
 	CHECK(after.counters().empty());
 }

@@ -15,6 +15,7 @@
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/kmod.h"
+#include "hwsig/multiplex.h"
 #include "hwsig/perf_open.h"
 #include "hwsig/pmu_events.h"
 #include "hwsig/source_pmu.h"
@@ -165,9 +166,12 @@ void print_status_events(const hwsig::KmodInfo &info, const hwsig::KmodStatus &s
 		p.total++;
 		if (e.error == 0) {
 			p.active++;
-			auto c = hwsig::scale_count(e.value, e.time_enabled, e.time_running);
-			p.value += c.scaled;
-			p.fraction = std::min(p.fraction, c.running_fraction);
+			// Since the configuration started: one interval, scaled by
+			// its own times.
+			if (auto scaled = hwsig::scale_interval(e.value, e.time_enabled, e.time_running))
+				p.value += *scaled;
+			const double fraction = e.time_enabled ? double(e.time_running) / double(e.time_enabled) : 1.0;
+			p.fraction = std::min(p.fraction, std::min(fraction, 1.0));
 		} else if (!p.first_error) {
 			p.first_error = -e.error;
 		}

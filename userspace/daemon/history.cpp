@@ -89,14 +89,20 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 	e.mono_ns = s.mono_ns;
 	e.realtime_ns = s.realtime_ns;
 	for (const auto &[name, series] : s.counters())
-		for (const auto &[scope, point] : series.by_scope)
-			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({intern3(name, scope, series.source), false, point.value,
-						    point.running_fraction});
+		for (const auto &[scope, point] : series.by_scope) {
+			if (!keep_cpu && per_cpu_scope(scope))
+				continue;
+			std::uint32_t mux = kNoMux;
+			if (!point.mux.empty()) {
+				mux = static_cast<std::uint32_t>(e.muxes.size());
+				e.muxes.push_back(point.mux);
+			}
+			e.values.push_back({intern3(name, scope, series.source), false, mux, point.value});
+		}
 	for (const auto &[name, series] : s.gauges())
 		for (const auto &[scope, value] : series.by_scope)
 			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({intern3(name, scope, series.source), true, value, 1.0});
+				e.values.push_back({intern3(name, scope, series.source), true, kNoMux, value});
 	for (const auto &[name, series] : s.histograms())
 		for (const auto &[scope, hist] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
@@ -144,7 +150,9 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 		if (v.gauge)
 			s.add_gauge(p.a, p.b, v.value, p.c);
 		else
-			s.add_counter(p.a, p.b, v.value, p.c, v.running_fraction);
+			s.add_counter(p.a, p.b,
+				      hwsig::CounterPoint{v.value, v.mux == kNoMux ? hwsig::Multiplexing{} : e.muxes[v.mux]},
+				      p.c);
 	}
 	for (const auto &h : e.hists) {
 		Parts p = split3(text(h.key));

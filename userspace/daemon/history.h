@@ -3,7 +3,8 @@
 // histograms, unavailable notes), not as derived values: deriving costs
 // more than keeping (hwsigd derives only when an answer needs it), and a
 // replay derives exactly what live derivation did. Names, scopes and notes
-// are interned, so that a kept value costs 24 bytes and a histogram its
+// are interned, so that a kept value costs 24 bytes (a multiplexed PMU
+// counter 32 more, for its raw count and times) and a histogram its
 // non-empty slots, not maps of strings.
 #pragma once
 
@@ -45,11 +46,12 @@ public:
 	std::size_t key_count() const { return keys_.size(); }
 
 private:
+	static constexpr std::uint32_t kNoMux = ~0u;
 	struct Value {
 		std::uint32_t key = 0;
 		bool gauge = false;
+		std::uint32_t mux = kNoMux; // index in Entry::muxes: a multiplexed counter's
 		double value = 0;
-		double running_fraction = 1.0;
 	};
 	struct Hist {
 		std::uint32_t key = 0;
@@ -60,6 +62,7 @@ private:
 	struct Entry {
 		std::uint64_t mono_ns = 0, realtime_ns = 0;
 		std::vector<Value> values;
+		std::vector<hwsig::Multiplexing> muxes; // of the few multiplexed (PMU) counters
 		std::vector<Hist> hists;
 		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
 		std::vector<std::uint32_t> from_zero; // keys of series names

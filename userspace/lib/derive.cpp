@@ -144,10 +144,11 @@ private:
 	}
 
 	// Sum of deltas of the named counters at scope; nullopt (with a note)
-	// when any is missing or went backwards.
+	// when any is missing, went backwards, or (multiplexed) was not
+	// counted for part of the interval.
 	struct Sum {
 		double delta = 0;
-		double min_fraction = 1.0;
+		double min_fraction = 1.0; // the least counted input's Δrunning / Δenabled
 	};
 	std::optional<Sum> sum_deltas(const MetricDef &def, const std::vector<std::string> &names,
 				      const std::string &scope)
@@ -156,7 +157,7 @@ private:
 		for (const auto &name : names) {
 			const CounterPoint *c = cur_.counter(name, scope);
 			const CounterPoint *p = prev_.counter(name, scope);
-			static const CounterPoint zero{0, 1.0};
+			static const CounterPoint zero{};
 			if (c && !p && prev_.counts_from_zero(name))
 				p = &zero; // counting since before prev, nothing for this scope yet
 			if (!c || !p) {
@@ -165,14 +166,44 @@ private:
 				unavailable(def, scope, "incomplete data: no " + name + " for this scope");
 				return std::nullopt;
 			}
-			if (c->value < p->value) {
+			if (went_backwards(*p, *c)) {
 				unavailable(def, scope, name + " went backwards (counter reset)");
 				return std::nullopt;
 			}
+			const double uncounted_ns = c->mux.uncounted_ns - p->mux.uncounted_ns;
+			if (uncounted_ns > 0) {
+				unavailable(def, scope, not_counted(name, uncounted_ns));
+				return std::nullopt;
+			}
 			s.delta += c->value - p->value;
-			s.min_fraction = std::min({s.min_fraction, c->running_fraction, p->running_fraction});
+			s.min_fraction = std::min(s.min_fraction, running_fraction(*p, *c));
 		}
 		return s;
+	}
+
+	static bool went_backwards(const CounterPoint &p, const CounterPoint &c)
+	{
+		return c.value < p.value || c.mux.raw < p.mux.raw || c.mux.enabled_ns < p.mux.enabled_ns ||
+		       c.mux.running_ns < p.mux.running_ns || c.mux.uncounted_ns < p.mux.uncounted_ns;
+	}
+
+	// This interval's share of the enabled time its counters were counting;
+	// 1 for a counter that is not multiplexed.
+	static double running_fraction(const CounterPoint &p, const CounterPoint &c)
+	{
+		const double enabled = c.mux.enabled_ns - p.mux.enabled_ns;
+		const double running = c.mux.running_ns - p.mux.running_ns;
+		return enabled > 0 ? std::min(1.0, running / enabled) : 1.0;
+	}
+
+	std::string not_counted(const std::string &name, double uncounted_ns) const
+	{
+		char buf[192];
+		std::snprintf(buf, sizeof(buf),
+			      "%s was not counted at all between two reads (%.2f s enabled, never running: the "
+			      "PMU was busy with other events): unknown %s",
+			      name.c_str(), uncounted_ns / 1e9, span().c_str());
+		return buf;
 	}
 
 	void counters(const MetricDef &def)
@@ -299,7 +330,7 @@ void RunStart::observe(const Snapshot &s)
 				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
 				continue;
 			}
-			first_.add_counter(name, scope, point.value, series.source, point.running_fraction);
+			first_.add_counter(name, scope, point, series.source);
 			since_[{name, scope}] = s.mono_ns;
 		}
 	for (const auto &[name, series] : s.histograms())

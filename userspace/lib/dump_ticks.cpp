@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "hwsig/multiplex.h"
+
 namespace hwsig {
 
 namespace {
@@ -21,8 +23,8 @@ int find_event(const DumpRings &r, std::initializer_list<const char *> names)
 	return -1;
 }
 
-// The count of event i over the tick from a to b, scaled by enabled /
-// running as perf does (multiplexing); nullopt when either record did not
+// The count of event i over the tick from a to b, scaled by that tick's
+// enabled / running (multiplexing); nullopt when either record did not
 // read the event, the counter went back (a restart), or it never ran.
 std::optional<double> tick_count(const DumpRingRecord &a, const DumpRingRecord &b, std::size_t i)
 {
@@ -31,13 +33,7 @@ std::optional<double> tick_count(const DumpRingRecord &a, const DumpRingRecord &
 		return std::nullopt;
 	if (b.values[i] < a.values[i] || b.enabled[i] < a.enabled[i] || b.running[i] < a.running[i])
 		return std::nullopt;
-	const double dv = static_cast<double>(b.values[i] - a.values[i]);
-	const std::uint64_t de = b.enabled[i] - a.enabled[i], dr = b.running[i] - a.running[i];
-	if (dr == de)
-		return dv;
-	if (dr == 0)
-		return std::nullopt;
-	return dv * static_cast<double>(de) / static_cast<double>(dr);
+	return scale_interval(b.values[i] - a.values[i], b.enabled[i] - a.enabled[i], b.running[i] - a.running[i]);
 }
 
 std::string json_string(const std::string &s)

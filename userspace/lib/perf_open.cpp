@@ -1,4 +1,4 @@
-// perf_event_open groups with group reads and honest scaling.
+// perf_event_open groups with group reads (scaled by multiplex.h).
 
 #include "hwsig/perf_open.h"
 
@@ -50,25 +50,17 @@ std::string errno_name(int err)
 	}
 }
 
-PerfCount scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running)
+std::vector<CounterReading> group_readings(const std::vector<std::uint64_t> &words, std::size_t members)
 {
-	PerfCount c;
-	c.raw = raw;
-	c.time_enabled = enabled;
-	c.time_running = running;
-	if (running == 0) {
-		// Never scheduled: there is no count, not a zero count; callers
-		// see running_fraction 0 and must not report the value.
-		c.scaled = 0;
-		c.running_fraction = 0;
-		return c;
-	}
-	c.running_fraction = enabled ? static_cast<double>(running) / static_cast<double>(enabled) : 1.0;
-	if (c.running_fraction > 1.0)
-		c.running_fraction = 1.0;
-	c.scaled = running >= enabled ? static_cast<double>(raw)
-				      : static_cast<double>(raw) * (static_cast<double>(enabled) / static_cast<double>(running));
-	return c;
+	if (words.size() < 3 || words[0] != members || words.size() != 3 + members)
+		throw Error("perf group read: " + std::to_string(words.empty() ? 0 : words[0]) + " values for " +
+				    std::to_string(members) + " events",
+			    EIO);
+	std::vector<CounterReading> out;
+	out.reserve(members);
+	for (std::size_t i = 0; i < members; i++)
+		out.push_back(CounterReading{words[3 + i], words[1], words[2]});
+	return out;
 }
 
 PerfGroup PerfGroup::open(const std::vector<PerfEventSpec> &events, int cpu, pid_t pid)
@@ -124,7 +116,7 @@ void PerfGroup::disable()
 		throw_errno("disabling perf group led by " + specs_[0].name);
 }
 
-std::vector<PerfCount> PerfGroup::read() const
+std::vector<CounterReading> PerfGroup::read() const
 {
 	if (members_.empty())
 		return {};
@@ -141,11 +133,7 @@ std::vector<PerfCount> PerfGroup::read() const
 		throw Error("reading perf group led by " + specs_[0].name + ": short or mismatched read (" +
 				    std::to_string(n) + " bytes, " + std::to_string(buf[0]) + " values)",
 			    EIO);
-	std::vector<PerfCount> out;
-	out.reserve(members_.size());
-	for (std::size_t i = 0; i < members_.size(); i++)
-		out.push_back(scale_count(buf[3 + i], buf[1], buf[2]));
-	return out;
+	return group_readings(buf, members_.size());
 }
 
 } // namespace hwsig

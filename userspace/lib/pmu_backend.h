@@ -1,5 +1,6 @@
 // Internals of the PMU source (source_pmu.cpp), not public API: what the
-// backends report through (PmuNotes, CounterSums) and the three backends,
+// backends report through (PmuNotes; counts go through ScaledCounters,
+// multiplex.h) and the three backends,
 // one file each: pmu_backend_kmod.cpp (hwsig.ko rings), pmu_backend_perf.cpp
 // (perf_event_open groups per CPU), pmu_backend_uncore.cpp (uncore DRAM).
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "hwsig/kmod.h"
+#include "hwsig/multiplex.h"
 #include "hwsig/perf_open.h"
 #include "hwsig/pmu_plan.h"
 #include "hwsig/snapshot.h"
@@ -40,23 +42,6 @@ private:
 		std::string id, scope, reason;
 	};
 	std::vector<Note> notes_;
-};
-
-// Readings summed per (series, scope) and per series at "system", each sum
-// with the worst running fraction of what went into it.
-class CounterSums {
-public:
-	void add(const std::string &series, const std::string &scope, double value, double fraction);
-	void add_to(Snapshot &snap, std::string_view via) const;
-
-private:
-	struct Sum {
-		double value = 0;
-		double fraction = 1.0;
-		void add(double v, double f);
-	};
-	std::map<std::pair<std::string, std::string>, Sum> scoped_;
-	std::map<std::string, Sum> system_;
 };
 
 std::string cpu_scope(unsigned cpu);
@@ -89,6 +74,7 @@ private:
 	CpuIdentity cpu_;
 	std::unique_ptr<KmodClient> client_;
 	std::unique_ptr<RingReader> reader_;
+	ScaledCounters counters_;
 	std::vector<std::string> series_; // per configured event; empty: not a pmu.* series
 	std::uint64_t series_generation_ = 0; // the configuration series_ names the events of
 	std::string problem_;
@@ -104,8 +90,12 @@ public:
 	// hwsig.ko is not used, added to the reason when perf fails too.
 	void init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
 		  const std::string &kmod_problem, PmuNotes &notes);
-	void reset() { groups_.clear(); }
-	void collect(Snapshot &snap) const;
+	void reset()
+	{
+		groups_.clear();
+		counters_.clear();
+	}
+	void collect(Snapshot &snap);
 
 private:
 	struct PerCpuGroup {
@@ -114,21 +104,27 @@ private:
 		PerfGroup group;
 	};
 	std::vector<PerCpuGroup> groups_;
+	ScaledCounters counters_;
 };
 
 // Uncore DRAM CAS counts per socket, from perf_event_open.
 class UncoreBackend {
 public:
 	void init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNotes &notes);
-	void reset() { counters_.clear(); }
-	void collect(Snapshot &snap) const;
+	void reset()
+	{
+		boxes_.clear();
+		counts_.clear();
+	}
+	void collect(Snapshot &snap);
 
 private:
-	struct Counter {
+	struct Box {
 		UncoreDramEvent event;
 		PerfGroup group;
 	};
-	std::vector<Counter> counters_;
+	std::vector<Box> boxes_;
+	ScaledCounters counts_;
 };
 
 } // namespace hwsig::pmu

@@ -11,17 +11,17 @@
 
 namespace hwsig {
 
-void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap)
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
+		       ScaledCounters &counters, Snapshot &snap)
 {
-	add_ring_counters(reader, series_of_event, reader.geometry().config_generation, snap);
+	add_ring_counters(reader, series_of_event, reader.geometry().config_generation, counters, snap);
 }
 
 void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
-		       std::uint64_t generation, Snapshot &snap)
+		       std::uint64_t generation, ScaledCounters &counters, Snapshot &snap)
 {
 	const auto &g = reader.geometry();
 	const std::uint32_t gen = static_cast<std::uint32_t>(generation);
-	pmu::CounterSums sums;
 	for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++) {
 		auto rec = reader.latest(cpu);
 		// Counts restart with every configuration: never mix generations.
@@ -31,13 +31,13 @@ void add_ring_counters(const RingReader &reader, const std::vector<std::string> 
 			const std::string &s = series_of_event[i];
 			if (s.empty() || !(rec->valid_mask & (1u << i)))
 				continue;
-			PerfCount c = scale_count(rec->values[i], rec->time_enabled[i], rec->time_running[i]);
-			if (c.time_running == 0)
-				continue;
-			sums.add(s, pmu::cpu_scope(cpu), c.scaled, c.running_fraction);
+			// Each event is its own perf event in the module, not a
+			// group: each has its own times, and is scaled by them.
+			counters.read({cpu, i}, s, pmu::cpu_scope(cpu),
+				      CounterReading{rec->values[i], rec->time_enabled[i], rec->time_running[i]});
 		}
 	}
-	sums.add_to(snap, "kmod");
+	counters.add_to(snap, "kmod");
 }
 
 namespace pmu {
@@ -57,6 +57,7 @@ void KmodBackend::reset()
 {
 	reader_.reset();
 	series_.clear();
+	counters_.clear();
 }
 
 bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const CpuIdentity &cpu,
@@ -91,6 +92,7 @@ bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const 
 			info = client_->get_info();
 		}
 		series_generation_ = info.config_generation;
+		counters_.clear(); // a configuration's counts start from zero
 		// Records say values[i]; the configured names say which series.
 		std::map<std::string, const char *> by_name;
 		for (const auto &s : plan.series)
@@ -173,7 +175,7 @@ void KmodBackend::collect(Snapshot &snap, PmuNotes &notes)
 	// Only records of the generation series_ was built from (a
 	// reconfiguration since shows in refresh(), which has the caller init
 	// again).
-	add_ring_counters(*reader_, series_, series_generation_, snap);
+	add_ring_counters(*reader_, series_, series_generation_, counters_, snap);
 }
 
 } // namespace pmu

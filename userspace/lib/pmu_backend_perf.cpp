@@ -5,9 +5,12 @@
 
 #include "hwsig/error.h"
 #include "hwsig/series.h"
+#include "hwsig/source_pmu.h"
 #include "pmu_backend.h"
 
-namespace hwsig::pmu {
+namespace hwsig {
+
+namespace pmu {
 
 namespace {
 
@@ -58,7 +61,7 @@ std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &
 void PerfBackend::init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
 		       const std::string &kmod_problem, PmuNotes &notes)
 {
-	groups_.clear();
+	reset();
 	int cycles_err = 0;
 	const auto chosen = choose(cpus.front(), plan, &cycles_err, notes);
 	if (cycles_err) {
@@ -96,23 +99,30 @@ void PerfBackend::init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu
 	}
 }
 
-void PerfBackend::collect(Snapshot &snap) const
+void PerfBackend::collect(Snapshot &snap)
 {
-	CounterSums sums;
-	for (const auto &g : groups_) {
-		std::vector<PerfCount> counts;
+	for (std::size_t i = 0; i < groups_.size(); i++) {
+		const PerCpuGroup &g = groups_[i];
+		std::vector<CounterReading> members;
 		try {
-			counts = g.group.read();
+			members = g.group.read();
 		} catch (const Error &) {
 			continue; // e.g. the CPU went offline: no point this time
 		}
-		for (std::size_t i = 0; i < counts.size(); i++) {
-			if (counts[i].time_running == 0)
-				continue; // never scheduled: no count, not a zero
-			sums.add(g.series[i], cpu_scope(g.cpu), counts[i].scaled, counts[i].running_fraction);
-		}
+		add_perf_group(counters_, g.cpu, static_cast<unsigned>(i), g.series, members);
 	}
-	sums.add_to(snap, "perf");
+	counters_.add_to(snap, "perf");
 }
 
-} // namespace hwsig::pmu
+} // namespace pmu
+
+void add_perf_group(ScaledCounters &counters, unsigned cpu, unsigned group, const std::vector<const char *> &series,
+		    const std::vector<CounterReading> &members)
+{
+	// Members share the group's times: a ratio of two of them scales both
+	// by the same factor, which cancels, leaving the ratio of raw counts.
+	for (std::size_t i = 0; i < members.size() && i < series.size(); i++)
+		counters.read({group, static_cast<unsigned>(i)}, series[i], pmu::cpu_scope(cpu), members[i]);
+}
+
+} // namespace hwsig

@@ -13,7 +13,7 @@ namespace hwsig::pmu {
 
 void UncoreBackend::init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNotes &notes)
 {
-	counters_.clear();
+	reset();
 	UncoreDramPlan plan = plan_uncore_dram(pmus, cpu);
 	if (plan.events.empty()) {
 		notes.series_missing(pmu_dram_series(), plan.unavailable_reason);
@@ -35,34 +35,34 @@ void UncoreBackend::init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNote
 	for (auto &e : plan.events) {
 		try {
 			PerfGroup g = PerfGroup::open({e.spec}, static_cast<int>(e.cpu));
-			counters_.push_back(Counter{std::move(e), std::move(g)});
+			boxes_.push_back(Box{std::move(e), std::move(g)});
 		} catch (const Error &x) {
 			if (first_error.empty())
 				first_error = x.what();
 		}
 	}
-	if (counters_.empty())
+	if (boxes_.empty())
 		notes.series_missing(fed, "uncore " + plan.kind + ": " + first_error);
 }
 
-void UncoreBackend::collect(Snapshot &snap) const
+void UncoreBackend::collect(Snapshot &snap)
 {
-	CounterSums sums;
-	for (const auto &u : counters_) {
-		std::vector<PerfCount> c;
+	for (std::size_t i = 0; i < boxes_.size(); i++) {
+		const Box &box = boxes_[i];
+		std::vector<CounterReading> c;
 		try {
-			c = u.group.read();
+			c = box.group.read();
 		} catch (const Error &) {
 			continue;
 		}
-		if (c.empty() || c[0].time_running == 0)
+		if (c.empty())
 			continue;
 		// CAS commands as counted: the 64-byte factor is the catalog's,
 		// and the sysfs .scale (MiB) is never applied on top of it.
-		sums.add(dram_series(u.event.direction), "socket:" + std::to_string(u.event.socket), c[0].scaled,
-			 c[0].running_fraction);
+		counts_.read({static_cast<unsigned>(i), 0}, dram_series(box.event.direction),
+			     "socket:" + std::to_string(box.event.socket), c[0]);
 	}
-	sums.add_to(snap, "perf");
+	counts_.add_to(snap, "perf");
 }
 
 } // namespace hwsig::pmu

@@ -1,5 +1,5 @@
 // What the PMU backends report through: unavailable notes derived from the
-// catalog's rules, and counter sums per scope (pmu_backend.h).
+// catalog's rules (pmu_backend.h).
 
 #include <algorithm>
 
@@ -38,26 +38,6 @@ void PmuNotes::add_to(Snapshot &snap) const
 {
 	for (const auto &[id, scope, reason] : notes_)
 		snap.add_unavailable(id, scope, reason);
-}
-
-void CounterSums::Sum::add(double v, double f)
-{
-	value += v;
-	fraction = std::min(fraction, f);
-}
-
-void CounterSums::add(const std::string &series, const std::string &scope, double value, double fraction)
-{
-	scoped_[{series, scope}].add(value, fraction);
-	system_[series].add(value, fraction);
-}
-
-void CounterSums::add_to(Snapshot &snap, std::string_view via) const
-{
-	for (const auto &[key, sum] : scoped_)
-		snap.add_counter(key.first, key.second, sum.value, via, sum.fraction);
-	for (const auto &[series, sum] : system_)
-		snap.add_counter(series, "system", sum.value, via, sum.fraction);
 }
 
 std::string cpu_scope(unsigned cpu)

@@ -36,7 +36,7 @@ struct Spec {
 	double div;       // so that 2210 ticks print as 22.1, not 22.100000000000001
 	const char *help;
 	HistSpec hist{};
-	bool pmu = false; // multiplexed hardware counter: gets hwsig_pmu_running_ratio
+	bool pmu = false; // multiplexed hardware counter: exported raw, with hwsig_pmu_{enabled,running}_seconds_total
 };
 
 // USER_HZ: /proc/stat counts in 1/100 s on every Linux ABI hwsig runs on
@@ -95,34 +95,34 @@ const std::vector<Spec> &specs()
 		{kSchedstatTimeslices, Type::Counter, "schedstat_timeslices_total", 1, 1,
 		 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
 		{kPmuCycles, Type::Counter, "cpu_cycles_total", 1, 1,
-		 "Core cycles (PMU; scaled by time_enabled/time_running when multiplexed).", {}, true},
+		 "Core cycles (PMU, as counted).", {}, true},
 		{kPmuInstructions, Type::Counter, "cpu_instructions_total", 1, 1,
-		 "Instructions retired (PMU; scaled when multiplexed).", {}, true},
+		 "Instructions retired (PMU, as counted).", {}, true},
 		{kPmuStallCycles, Type::Counter, "cpu_stall_cycles_total", 1, 1,
-		 "Stalled cycles, the vendor's best equivalent of frontend+backend stalls (PMU; scaled when multiplexed).",
+		 "Stalled cycles, the vendor's best equivalent of frontend+backend stalls (PMU, as counted).",
 		 {}, true},
 		{kPmuL1dMisses, Type::Counter, "cpu_l1d_misses_total", 1, 1,
-		 "L1 data cache misses (PMU; scaled when multiplexed).", {}, true},
-		{kPmuL2Misses, Type::Counter, "cpu_l2_misses_total", 1, 1, "L2 cache misses (PMU; scaled when multiplexed).",
+		 "L1 data cache misses (PMU, as counted).", {}, true},
+		{kPmuL2Misses, Type::Counter, "cpu_l2_misses_total", 1, 1, "L2 cache misses (PMU, as counted).",
 		 {}, true},
 		{kPmuLlcReferences, Type::Counter, "cpu_llc_references_total", 1, 1,
-		 "Last-level cache references (PMU; scaled when multiplexed).", {}, true},
+		 "Last-level cache references (PMU, as counted).", {}, true},
 		{kPmuLlcMisses, Type::Counter, "cpu_llc_misses_total", 1, 1,
-		 "Last-level cache misses (PMU; scaled when multiplexed).", {}, true},
+		 "Last-level cache misses (PMU, as counted).", {}, true},
 		{kPmuBranches, Type::Counter, "cpu_branches_total", 1, 1,
-		 "Branch instructions retired (PMU; scaled when multiplexed).", {}, true},
+		 "Branch instructions retired (PMU, as counted).", {}, true},
 		{kPmuBranchMisses, Type::Counter, "cpu_branch_misses_total", 1, 1,
-		 "Mispredicted branches (PMU; scaled when multiplexed).", {}, true},
+		 "Mispredicted branches (PMU, as counted).", {}, true},
 		{kPmuDtlbMisses, Type::Counter, "cpu_dtlb_misses_total", 1, 1,
-		 "Data TLB misses that caused a page walk (PMU; scaled when multiplexed).", {}, true},
+		 "Data TLB misses that caused a page walk (PMU, as counted).", {}, true},
 		{kPmuItlbMisses, Type::Counter, "cpu_itlb_misses_total", 1, 1,
-		 "Instruction TLB misses that caused a page walk (PMU; scaled when multiplexed).", {}, true},
+		 "Instruction TLB misses that caused a page walk (PMU, as counted).", {}, true},
 		{kImcCasReads, Type::Counter, "dram_read_bytes_total", 64, 1,
-		 "DRAM bytes read: memory controller CAS read commands x 64 B (uncore PMU).", {}, true},
+		 "DRAM bytes read: memory controller CAS read commands x 64 B (uncore PMU, as counted).", {}, true},
 		{kImcCasWrites, Type::Counter, "dram_write_bytes_total", 64, 1,
-		 "DRAM bytes written: memory controller CAS write commands x 64 B (uncore PMU).", {}, true},
+		 "DRAM bytes written: memory controller CAS write commands x 64 B (uncore PMU, as counted).", {}, true},
 		{kImcCasReadWrite, Type::Counter, "dram_bytes_total", 64, 1,
-		 "DRAM bytes read or written where the PMU cannot split them: CAS commands x 64 B (uncore PMU).", {},
+		 "DRAM bytes read or written where the PMU cannot split them: CAS commands x 64 B (uncore PMU, as counted).", {},
 		 true},
 		{kRunqWaitUs, Type::Histogram, "runq_wait_seconds", 1, 1,
 		 "Run-queue wait, wakeup or preemption to running (BPF sched; _sum estimated from slot midpoints).", us},
@@ -564,9 +564,16 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family)
 	return out;
 }
 
-const char *kRunningHelp = "Share of the time a PMU counter was counting (time_running / time_enabled); "
-			   "below 1 its count was multiplexed and scaled up.";
+const char *kEnabledHelp = "Time a PMU counter was enabled (perf time_enabled), summed over the counters "
+			   "of its labels.";
+const char *kRunningHelp = "Time a PMU counter was actually counting (perf time_running); below "
+			   "hwsig_pmu_enabled_seconds_total it was multiplexed: scale its rate by "
+			   "rate(enabled) / rate(running).";
 
+// A multiplexed counter is exported as counted, with its enabled and
+// running times: PromQL scales any window by that window's own times, which
+// a scaled cumulative count (pulled toward the lifetime's running fraction)
+// could not give.
 void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s, const ExportInput &in)
 {
 	const std::string host = std::string("hwsig_") + spec.name;
@@ -575,11 +582,15 @@ void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s
 	for (const auto *group : {&sel.host, &sel.vm}) {
 		const std::string &name = group == &sel.host ? host : vm;
 		for (const auto &[labels, p] : *group) {
-			ex.sample(name, Type::Counter, spec.help, labels, p->value * spec.scale / spec.div);
+			const double count = spec.pmu ? p->mux.raw : p->value;
+			ex.sample(name, Type::Counter, spec.help, labels, count * spec.scale / spec.div);
 			if (spec.pmu) {
 				Labels l{{"counter", name}};
 				l.insert(l.end(), labels.begin(), labels.end());
-				ex.sample("hwsig_pmu_running_ratio", Type::Gauge, kRunningHelp, l, p->running_fraction);
+				ex.sample("hwsig_pmu_enabled_seconds_total", Type::Counter, kEnabledHelp, l,
+					  p->mux.enabled_ns / 1e9);
+				ex.sample("hwsig_pmu_running_seconds_total", Type::Counter, kRunningHelp, l,
+					  p->mux.running_ns / 1e9);
 			}
 		}
 	}

@@ -31,9 +31,15 @@ static const typename Map::mapped_type::Point *get(const Map &map, std::string_v
 }
 
 void Snapshot::add_counter(std::string_view name, std::string_view scope, double value,
-			   std::string_view source, double running_fraction)
+			   std::string_view source)
 {
-	put(counters_, name, scope, CounterPoint{value, running_fraction}, source);
+	put(counters_, name, scope, CounterPoint{value, {}}, source);
+}
+
+void Snapshot::add_counter(std::string_view name, std::string_view scope, const CounterPoint &point,
+			   std::string_view source)
+{
+	put(counters_, name, scope, point, source);
 }
 
 void Snapshot::add_gauge(std::string_view name, std::string_view scope, double value,

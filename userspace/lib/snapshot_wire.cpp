@@ -206,10 +206,17 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 			const std::string &source) { put_fields(out, std::string_view(kind), name, scope, source); };
 	for (const auto &[name, series] : snap.counters())
 		for (const auto &[scope, p] : series.by_scope) {
-			head("C", name, scope, series.source);
-			put_double(out, p.value);
-			out += '\t';
-			put_double(out, p.running_fraction);
+			if (p.mux.empty()) {
+				head("C", name, scope, series.source);
+				put_double(out, p.value);
+			} else {
+				head("M", name, scope, series.source);
+				for (double v : {p.value, p.mux.raw, p.mux.enabled_ns, p.mux.running_ns, p.mux.uncounted_ns}) {
+					put_double(out, v);
+					out += '\t';
+				}
+				out.pop_back();
+			}
 			out += '\n';
 		}
 	for (const auto &[name, series] : snap.gauges())
@@ -243,6 +250,7 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 SharedSnapshot decode_snapshot(std::string_view text)
 {
 	SharedSnapshot s;
+	unsigned version = 0;
 	std::size_t line = 0, pos = 0;
 	bool ended = false;
 	while (pos < text.size()) {
@@ -265,8 +273,9 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			if (kind != "hwsig-snapshot")
 				bad(line, "not a hwsigd snapshot");
 			want(2);
-			if (to_unsigned<unsigned>(f[1], line) != kSnapshotWireVersion)
-				bad(line, "version " + f[1] + ", this hwsigctl reads " +
+			version = to_unsigned<unsigned>(f[1], line);
+			if (version < 1 || version > kSnapshotWireVersion)
+				bad(line, "version " + f[1] + ", this hwsigctl reads 1 to " +
 						  std::to_string(kSnapshotWireVersion) + " (upgrade both together)");
 		} else if (kind == "time") {
 			want(3);
@@ -284,9 +293,26 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			vm.vhost_tids = to_ids(f[4], line);
 			vm.taps = to_names(f[5]);
 			s.vms.push_back(std::move(vm));
-		} else if (kind == "C") {
+		} else if (kind == "C" && version == 1) {
+			// Version 1 PMU counts were scaled by lifetime times and came
+			// with a lifetime running fraction: read as plain counters,
+			// the fraction checked and dropped (it says nothing of an
+			// interval).
 			want(6);
-			s.snapshot.add_counter(f[1], f[2], to_double(f[4], line), f[3], to_double(f[5], line));
+			(void)to_double(f[5], line);
+			s.snapshot.add_counter(f[1], f[2], to_double(f[4], line), f[3]);
+		} else if (kind == "C") {
+			want(5);
+			s.snapshot.add_counter(f[1], f[2], to_double(f[4], line), f[3]);
+		} else if (kind == "M" && version >= 2) {
+			want(9);
+			CounterPoint p;
+			p.value = to_double(f[4], line);
+			p.mux.raw = to_double(f[5], line);
+			p.mux.enabled_ns = to_double(f[6], line);
+			p.mux.running_ns = to_double(f[7], line);
+			p.mux.uncounted_ns = to_double(f[8], line);
+			s.snapshot.add_counter(f[1], f[2], p, f[3]);
 		} else if (kind == "G") {
 			want(5);
 			s.snapshot.add_gauge(f[1], f[2], to_double(f[4], line), f[3]);

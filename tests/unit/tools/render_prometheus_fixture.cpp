@@ -18,6 +18,12 @@
 
 namespace {
 
+// A multiplexed counter's point: counted half the time, scaled by 2.
+hwsig::CounterPoint half_counted(double raw, double cpus)
+{
+	return {2 * raw, {raw, cpus * 4e9, cpus * 2e9, 0}};
+}
+
 void add_synthetic(hwsig::Snapshot &snap, const std::vector<hwsig::Vm> &vms)
 {
 	using namespace hwsig::series;
@@ -28,14 +34,14 @@ void add_synthetic(hwsig::Snapshot &snap, const std::vector<hwsig::Vm> &vms)
 			      kPmuLlcReferences, kPmuLlcMisses, kPmuBranches, kPmuBranchMisses, kPmuDtlbMisses,
 			      kPmuItlbMisses}) {
 		for (const auto &cpu : cpus)
-			snap.add_counter(c, cpu, n, "kmod", 0.5);
-		snap.add_counter(c, "system", 2 * n, "kmod", 0.5);
+			snap.add_counter(c, cpu, half_counted(n, 1), "kmod");
+		snap.add_counter(c, "system", half_counted(2 * n, 2), "kmod");
 		n += 1000;
 	}
 	for (const char *c : {kImcCasReads, kImcCasWrites}) {
-		snap.add_counter(c, "socket:0", 100, "kmod", 1.0);
-		snap.add_counter(c, "socket:1", 200, "kmod", 1.0);
-		snap.add_counter(c, "system", 300, "kmod", 1.0);
+		snap.add_counter(c, "socket:0", hwsig::CounterPoint{100, {100, 4e9, 4e9, 0}}, "perf");
+		snap.add_counter(c, "socket:1", hwsig::CounterPoint{200, {200, 4e9, 4e9, 0}}, "perf");
+		snap.add_counter(c, "system", hwsig::CounterPoint{300, {300, 8e9, 8e9, 0}}, "perf");
 	}
 	snap.add_counter("kmod.records_lost", "cpu:0", 1, "kmod");
 	snap.add_counter("kmod.records_lost", "system", 1, "kmod");

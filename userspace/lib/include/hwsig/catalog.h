@@ -40,7 +40,9 @@ const std::vector<MetricDef> &catalog();
 
 // Bumped whenever a metric id's definition changes (or an id goes): a dump
 // says which catalog its numbers follow (Documentation/dump-format.rst).
-inline constexpr int kCatalogVersion = 1;
+// 2: cpu.* and mem.imc_* scaled for multiplexing per interval and counter,
+// then summed (1 scaled lifetime counts by lifetime times).
+inline constexpr int kCatalogVersion = 2;
 // Ids of the catalog's metrics whose rule reads at least one of these
 // series, in catalog order: what a source feeds (Source::provides) and
 // what a missing series leaves unmeasured come from the rules, not from a

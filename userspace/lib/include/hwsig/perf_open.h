@@ -1,7 +1,7 @@
 // perf_event_open groups: the PMU fallback when hwsig.ko is not loaded, and
 // the way uncore counters are read in either case. Reads use
 // PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING so that
-// multiplexing is visible and every count is scaled honestly.
+// multiplexing is visible; multiplex.h scales the counts.
 #pragma once
 
 #include <cstdint>
@@ -10,22 +10,16 @@
 #include <vector>
 
 #include "hwsig/fd.h"
+#include "hwsig/multiplex.h"
 #include "hwsig/pmu_format.h"
 
 namespace hwsig {
 
-struct PerfCount {
-	std::uint64_t raw = 0;
-	std::uint64_t time_enabled = 0;
-	std::uint64_t time_running = 0;
-	// raw * enabled / running; equal to raw when never multiplexed, 0 when
-	// the group never ran.
-	double scaled = 0;
-	double running_fraction = 0; // running / enabled (0 when never enabled)
-};
-
-// Scales one reading; the one formula both backends use.
-PerfCount scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running);
+// One read(2) of a group leader opened with that read format, { nr,
+// time_enabled, time_running, value[nr] }, as one reading per member (each
+// with the group's times: members are scheduled together). Throws Error
+// when nr is not the group's size.
+std::vector<CounterReading> group_readings(const std::vector<std::uint64_t> &words, std::size_t members);
 
 class PerfGroup {
 public:
@@ -39,8 +33,8 @@ public:
 	std::size_t size() const noexcept { return members_.size(); }
 	bool empty() const noexcept { return members_.empty(); }
 	const PerfEventSpec &event(std::size_t i) const { return specs_[i]; }
-	// One PerfCount per event, in open order. Throws Error on a failed read.
-	std::vector<PerfCount> read() const;
+	// One reading per event, in open order. Throws Error on a failed read.
+	std::vector<CounterReading> read() const;
 
 	void enable();
 	void disable();

@@ -41,7 +41,8 @@ inline constexpr const char *kPsiIoFullUs = "psi.io_full_total_us";
 inline constexpr const char *kSchedstatRunDelayNs = "schedstat.run_delay_ns";
 inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
 
-// Core PMU counts (scaled for multiplexing; running_fraction says how much).
+// Core PMU counts, scaled for multiplexing per interval (multiplex.h); the
+// points carry the raw count and times too (Multiplexing).
 // Scopes: cpu:N, system, (vm:NAME when counted per VM).
 inline constexpr const char *kPmuCycles = "pmu.cycles";
 inline constexpr const char *kPmuInstructions = "pmu.instructions";

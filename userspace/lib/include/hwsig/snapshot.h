@@ -16,11 +16,34 @@
 
 namespace hwsig {
 
+// What a multiplexed hardware counter's value was estimated from,
+// cumulative like it and summed over the counters of its scope (CPUs,
+// uncore boxes). All zero for every other counter.
+struct Multiplexing {
+	double raw = 0;        // events as counted, not scaled
+	double enabled_ns = 0; // time the counters were enabled
+	double running_ns = 0; // and actually counting: below enabled_ns, multiplexed
+	// Enabled time between two reads in which a counter never ran: its
+	// count there is unknown, and in no value.
+	double uncounted_ns = 0;
+
+	bool empty() const { return raw == 0 && enabled_ns == 0 && running_ns == 0 && uncounted_ns == 0; }
+	Multiplexing &operator+=(const Multiplexing &o)
+	{
+		raw += o.raw;
+		enabled_ns += o.enabled_ns;
+		running_ns += o.running_ns;
+		uncounted_ns += o.uncounted_ns;
+		return *this;
+	}
+};
+
 struct CounterPoint {
+	// A multiplexed counter's is the sum of its counts scaled interval by
+	// interval (multiplex.h): any difference of two is an estimate that
+	// needs no further scaling.
 	double value = 0;
-	// Fraction of the time the counter was actually counting
-	// (time_running / time_enabled). Below 1 means multiplexed and scaled.
-	double running_fraction = 1.0;
+	Multiplexing mux;
 };
 
 template <typename P> struct Series {
@@ -41,7 +64,9 @@ public:
 	std::uint64_t realtime_ns = 0; // wall clock, for output only
 
 	void add_counter(std::string_view name, std::string_view scope, double value,
-			 std::string_view source, double running_fraction = 1.0);
+			 std::string_view source);
+	void add_counter(std::string_view name, std::string_view scope, const CounterPoint &point,
+			 std::string_view source);
 	void add_gauge(std::string_view name, std::string_view scope, double value,
 		       std::string_view source);
 	void add_histogram(std::string_view name, std::string_view scope, Histogram h,

@@ -14,7 +14,9 @@
 
 namespace hwsig {
 
-inline constexpr int kSnapshotWireVersion = 1;
+// 2: multiplexed counters ("M" lines) carry raw count and times. Version 1
+// (hwsigd before that, and the dumps it wrote) is still read.
+inline constexpr unsigned kSnapshotWireVersion = 2;
 
 struct SharedSnapshot {
 	Snapshot snapshot;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwsig/kmod.h"
+#include "hwsig/multiplex.h"
 #include "hwsig/pmu_events.h"
 #include "hwsig/source.h"
 
@@ -24,15 +25,22 @@ struct PmuSourceOptions {
 SourcePtr make_pmu_source(PmuSourceOptions opt = {});
 
 // The kmod backend's step per snapshot: the newest complete record of every
-// CPU's ring, of the current configuration generation, as counters (scaled,
-// with running_fraction) at cpu:N and summed at system. series_of_event[i]
-// names the series of values[i]; an empty name skips that event.
-void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event, Snapshot &snap);
-// The same for records of one configuration generation only (the one
-// series_of_event was built from); add_ring_counters above takes the
-// reader's current one.
+// CPU's ring of configuration `generation` (the one series_of_event was
+// built from), each event of it read into `counters` (scaled over the
+// interval since that counter's last read, multiplex.h), then added at
+// cpu:N and summed at system. series_of_event[i] names the series of
+// values[i]; an empty name skips that event.
 void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
-		       std::uint64_t generation, Snapshot &snap);
+		       std::uint64_t generation, ScaledCounters &counters, Snapshot &snap);
+// The same for the reader's current configuration generation.
+void add_ring_counters(const RingReader &reader, const std::vector<std::string> &series_of_event,
+		       ScaledCounters &counters, Snapshot &snap);
+
+// The perf backend's step per snapshot for one per-CPU group it read
+// (PerfGroup::read): member i feeds series[i] at cpu:N. `group` names the
+// group among the backend's (the counters' key across snapshots).
+void add_perf_group(ScaledCounters &counters, unsigned cpu, unsigned group, const std::vector<const char *> &series,
+		    const std::vector<CounterReading> &members);
 
 // The metric ids the PMU source feeds: the catalog's metrics that read a
 // pmu.* or imc.* series (metrics_reading).

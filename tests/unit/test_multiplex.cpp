@@ -1,0 +1,88 @@
+// multiplex.h: the per-interval scaling formula, one counter's totals
+// across reads (restarts, intervals it never ran), and the per-scope sums
+// of one collect.
+#include <catch2/catch.hpp>
+
+#include "hwsig/error.h"
+#include "hwsig/multiplex.h"
+#include "hwsig/perf_open.h"
+
+using namespace hwsig;
+
+TEST_CASE("scale_interval scales by the interval's enabled/running and never invents a count", "[multiplex]")
+{
+	CHECK(scale_interval(1000, 200, 100) == Approx(2000));
+	CHECK(scale_interval(1000, 100, 100) == 1000);
+	CHECK_FALSE(scale_interval(1000, 100, 0)); // enabled, never running: unknown
+	CHECK_FALSE(scale_interval(0, 100, 0));
+	CHECK(scale_interval(0, 0, 0) == 0);   // not enabled in the interval: nothing to count
+	CHECK(scale_interval(7, 5, 6) == 7);   // clock skew: running a little past enabled
+}
+
+TEST_CASE("IntervalScaledCounter adds per-interval estimates, restarts from zero, keeps unknown time apart",
+	  "[multiplex]")
+{
+	IntervalScaledCounter c;
+	c.read({100, 100, 100});
+	c.read({300, 300, 200}); // 200 counted in half of 200 ns: 400
+	CHECK(c.totals().value == Approx(500));
+	CHECK(c.totals().mux.raw == 300);
+	CHECK(c.totals().mux.enabled_ns == 300);
+	CHECK(c.totals().mux.running_ns == 200);
+	CHECK(c.totals().mux.uncounted_ns == 0);
+
+	c.read({350, 400, 200}); // enabled 100 ns more, never running
+	CHECK(c.totals().value == Approx(500));
+	CHECK(c.totals().mux.raw == 350);
+	CHECK(c.totals().mux.uncounted_ns == 100);
+
+	c.read({30, 60, 60}); // the counter restarted (CPU back online): from zero
+	CHECK(c.totals().value == Approx(530));
+	CHECK(c.totals().mux.raw == 380);
+	CHECK(c.totals().mux.enabled_ns == 460);
+	CHECK(c.totals().mux.running_ns == 260);
+	CHECK(c.totals().mux.uncounted_ns == 100);
+}
+
+TEST_CASE("ScaledCounters: per scope and system, only what this collect read", "[multiplex]")
+{
+	ScaledCounters counters;
+	counters.read({0, 0}, "pmu.cycles", "cpu:0", {100, 10, 10});
+	counters.read({1, 0}, "pmu.cycles", "cpu:1", {100, 10, 5});
+	Snapshot first;
+	counters.add_to(first, "perf");
+	REQUIRE(first.counter("pmu.cycles", "system"));
+	CHECK(first.counter("pmu.cycles", "cpu:1")->value == Approx(200));
+	CHECK(first.counter("pmu.cycles", "system")->value == Approx(300));
+	CHECK(first.counter("pmu.cycles", "system")->mux.raw == 200);
+	CHECK(first.counter("pmu.cycles", "system")->mux.enabled_ns == 20);
+	CHECK(first.counter("pmu.cycles", "system")->mux.running_ns == 15);
+	CHECK(first.counters().at("pmu.cycles").source == "perf");
+
+	counters.read({0, 0}, "pmu.cycles", "cpu:0", {150, 20, 20}); // cpu 1 not read this time
+	Snapshot second;
+	counters.add_to(second, "perf");
+	CHECK_FALSE(second.counter("pmu.cycles", "cpu:1"));
+	CHECK(second.counter("pmu.cycles", "system")->value == Approx(150));
+
+	counters.clear(); // reopened: counts start again
+	counters.read({0, 0}, "pmu.cycles", "cpu:0", {5, 1, 1});
+	Snapshot third;
+	counters.add_to(third, "perf");
+	CHECK(third.counter("pmu.cycles", "cpu:0")->value == Approx(5));
+}
+
+TEST_CASE("group_readings: one reading per member with the group's times", "[multiplex][perf]")
+{
+	auto r = group_readings({2, 1000, 250, 7, 9}, 2);
+	REQUIRE(r.size() == 2);
+	CHECK(r[0].count == 7);
+	CHECK(r[1].count == 9);
+	for (const auto &m : r) {
+		CHECK(m.enabled_ns == 1000);
+		CHECK(m.running_ns == 250);
+	}
+	CHECK_THROWS_AS(group_readings({3, 1000, 250, 7, 9}, 2), Error);
+	CHECK_THROWS_AS(group_readings({2, 1000, 250, 7}, 2), Error);
+	CHECK_THROWS_AS(group_readings({}, 0), Error);
+}

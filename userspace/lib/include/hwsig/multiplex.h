@@ -1,0 +1,75 @@
+// Multiplexed hardware counters, scaled the way `perf stat -I` does: the
+// count of each interval between two reads by that interval's own
+// Δenabled / Δrunning, never the lifetime count by lifetime times (that
+// pulls every interval toward the run's average running fraction). The one
+// home of the formula: the PMU backends (hwsig.ko rings, perf_event_open
+// groups, uncore boxes) and `replay --ticks` scale through it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "hwsig/snapshot.h"
+
+namespace hwsig {
+
+// One read of one counter: perf's cumulative count and times since it was
+// opened (or the hwsig.ko configuration started).
+struct CounterReading {
+	std::uint64_t count = 0;
+	std::uint64_t enabled_ns = 0;
+	std::uint64_t running_ns = 0;
+};
+
+// The count of one interval (the differences of two readings) scaled up to
+// the whole time the counter was enabled in it. nullopt when it was
+// enabled but never running: its count there is unknown, not zero.
+std::optional<double> scale_interval(std::uint64_t count, std::uint64_t enabled_ns, std::uint64_t running_ns);
+
+// One counter (an event on one CPU, one uncore box) read again and again.
+// Each interval between two reads is scaled on its own and the estimates
+// are added up, so that the difference of two totals, over any span, is a
+// sum of per-interval estimates.
+class IntervalScaledCounter {
+public:
+	// A later reading of the same counter. A count or time below the last
+	// one means the counter restarted (its CPU came back online): its
+	// counting starts again from zero.
+	void read(const CounterReading &now);
+	// Cumulative: value is the estimate, mux what it was estimated from.
+	const CounterPoint &totals() const { return totals_; }
+
+private:
+	CounterReading last_;
+	CounterPoint totals_;
+};
+
+// The counters one PMU backend reads, each scaled per interval between its
+// own reads, and what one collect read of them summed per scope and at
+// system: per CPU (or box) first, then summed, never scaled as a sum.
+class ScaledCounters {
+public:
+	// Names one counter within the backend across collects: (CPU, event
+	// slot), (CPU, group member), (uncore box, 0).
+	using Key = std::pair<unsigned, unsigned>;
+
+	// A reading of counter `key`, which feeds `series` at `scope` (and at
+	// system).
+	void read(Key key, std::string_view series, const std::string &scope, const CounterReading &r);
+	// Adds what was read since the last call to the snapshot, then starts
+	// the next collect. A counter not read this time is in no sum.
+	void add_to(Snapshot &snap, std::string_view via);
+	// The counters were reopened: their counts start again.
+	void clear();
+
+private:
+	std::map<Key, IntervalScaledCounter> counters_;
+	std::map<std::pair<std::string, std::string>, CounterPoint> scoped_; // (series, scope)
+	std::map<std::string, CounterPoint> system_;
+};
+
+} // namespace hwsig
