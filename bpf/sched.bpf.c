@@ -48,6 +48,12 @@ __u32 selection_gen = 1;
 
 /* Slots in log2 milliseconds instead of microseconds (hwsigctl hist -m). */
 const volatile bool in_ms = false;
+/* sched_switch passes prev_state, its 4th argument, since 5.18 (userspace
+ * reads the prototype): the state prev called schedule() with. prev's own
+ * state is no guide once a signal came in while prev was going to sleep:
+ * __schedule() then sets it TASK_RUNNING and keeps prev on the run queue,
+ * yet counts a voluntary switch (nvcsw), and so must we. */
+const volatile bool has_prev_state = false;
 
 /* raw_tp: a wait in progress. */
 struct task_wait {
@@ -202,7 +208,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	struct hwsig_sched_stats *cpu, *proc;
 	struct task_seen *seen;
-	__u64 run_delay, pcount, runnable, index;
+	__u64 run_delay, pcount, runnable, index, state;
 
 	if (!prev->pid)
 		return 0;
@@ -213,8 +219,14 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	if (!seen)
 		return 0;
 	/* Direct loads through the BTF pointers: no bpf_probe_read_kernel() calls.
-	 * Runnable: preempted, or TASK_RUNNING (state 0: 0 - 1 wraps). */
-	runnable = (preempt | ((__u64)(__u32)hwsig_task_state_btf(prev) - 1) >> 63) & 1;
+	 * Involuntary: preempted, or called schedule() in TASK_RUNNING
+	 * (state 0: 0 - 1 wraps). ctx[3] is read only where it exists: the
+	 * verifier drops the branch a frozen has_prev_state rules out. */
+	if (has_prev_state)
+		state = (__u32)ctx[3];
+	else
+		state = (__u32)hwsig_task_state_btf(prev);
+	runnable = (preempt | (state - 1) >> 63) & 1;
 	run_delay = prev->sched_info.run_delay;
 	pcount = prev->sched_info.pcount;
 	/* The wait's index into waits[]: wakeup_wait, then preempt_wait,
@@ -277,11 +289,12 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	__u64 now = bpf_ktime_get_ns();
 	__u32 prev_pid = BPF_CORE_READ(prev, pid);
 	__u32 next_pid = BPF_CORE_READ(next, pid);
+	__u64 state = has_prev_state ? (__u32)ctx[3] : (__u32)hwsig_task_state(prev);
 	struct task_wait *w;
 
 	if (!cpu)
 		return 0;
-	if (prev_pid && (preempt || hwsig_task_state(prev) == TASK_RUNNING)) {
+	if (prev_pid && (preempt || state == TASK_RUNNING)) {
 		count_involuntary(cpu, nr_selected ? BPF_CORE_READ(prev, tgid) : 0);
 		raw_wait_starts(prev, HWSIG_WAIT_PREEMPT, now);
 	}

@@ -42,9 +42,13 @@ SchedCounts to_counts(const hwsig_sched_stats &s)
 
 Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
 {
-	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how, ms](hwsig_sched_bpf &s) {
+	// (preempt, prev, next, prev_state) since 5.18; raw_tp's arguments are
+	// the same, but without vmlinux BTF there is no prototype to ask.
+	const bool prev_state = bpf_detail::tp_btf_arg_count("sched_switch") >= 4;
+	return Skeleton<hwsig_sched_bpf>(kSchedOps, [how, ms, prev_state](hwsig_sched_bpf &s) {
 		bool btf = how == BpfAttach::TpBtf;
 		s.rodata->in_ms = ms;
+		s.rodata->has_prev_state = prev_state;
 		bpf_program__set_autoload(s.progs.btf_sched_switch, btf);
 		bpf_program__set_autoload(s.progs.raw_sched_wakeup, !btf);
 		bpf_program__set_autoload(s.progs.raw_sched_wakeup_new, !btf);

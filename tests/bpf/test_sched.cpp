@@ -221,3 +221,45 @@ TEST_CASE("sched source: series at cpu:N, system and pid:N", "[sched][source]")
 	// System-wide covers the process.
 	CHECK(second.histogram(series::kRunqWaitUs, "system")->total() >= h1->total());
 }
+
+namespace {
+
+// Involuntary switches are the kernel's nivcsw: a task that called
+// schedule() to sleep and was kept on the run queue by a signal that came
+// in the meantime left the CPU voluntarily (nvcsw), although its state
+// reads TASK_RUNNING by the time sched_switch fires. The tracepoint's
+// prev_state argument (5.18+) is the state it went to sleep with.
+void signalled_sleep_case(BpfAttach how)
+{
+	require_root();
+	SchedCollector collector(how);
+	INFO("attached as " << attach_name(collector.attached_as()));
+	const int cpu = hwsig_test::pick_cpu();
+	const int sender_cpu = cpu > 0 ? cpu - 1 : cpu;
+	Child child = Child::signalled_sleeper(cpu, sender_cpu, 3000);
+	const int pid = child.pid();
+	REQUIRE(collector.select(pid));
+	child.go();
+	auto report = child.wait_report();
+	auto counts = collector.process(pid);
+	REQUIRE(counts);
+	INFO("bpf involuntary " << counts->involuntary << " runs " << counts->runs << "; rusage nvcsw " << report[0]
+				<< " nivcsw " << report[1]);
+	CHECK(report[0] >= 1000); // the sleeper did sleep
+	// The last switch-outs of the threads can come after the rusage.
+	const double diff = std::abs(static_cast<double>(counts->involuntary) - static_cast<double>(report[1]));
+	CHECK(diff <= 10.0 + 0.02 * static_cast<double>(report[1]));
+}
+
+} // namespace
+
+TEST_CASE("sleeps cut short by signals are voluntary switches, as the kernel counts them (tp_btf)", "[sched]")
+{
+	signalled_sleep_case(BpfAttach::TpBtf);
+}
+
+TEST_CASE("sleeps cut short by signals are voluntary switches, as the kernel counts them (raw_tp fallback)",
+	  "[sched]")
+{
+	signalled_sleep_case(BpfAttach::RawTp);
+}

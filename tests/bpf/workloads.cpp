@@ -9,12 +9,14 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <atomic>
 #include <thread>
 
 #include "hwsig/error.h"
@@ -245,6 +247,51 @@ Child Child::hog(int cpu, unsigned ms)
 		[cpu, ms] {
 			pin_self(cpu);
 			hog_for(ms);
+		},
+		c.pid_, c.go_, c.report_);
+	return c;
+}
+
+Child Child::signalled_sleeper(int cpu, int sender_cpu, unsigned ms)
+{
+	Child c;
+	start(
+		[cpu, sender_cpu, ms] {
+			struct sigaction sa = {};
+			sa.sa_handler = [](int) {};
+			if (sigaction(SIGUSR1, &sa, nullptr)) // no SA_RESTART: nanosleep returns
+				_exit(93);
+			std::atomic<bool> stop{false};
+			std::atomic<pid_t> sleeper{0};
+			std::thread hog([cpu, ms] {
+				pin_self(cpu);
+				hog_for(ms);
+			});
+			std::thread sender([&, sender_cpu] {
+				pin_self(sender_cpu);
+				while (!sleeper.load())
+					;
+				// Paced, at a rate the sleeper's cycle does not divide:
+				// signals land at every point of it, some inside
+				// schedule(), and most find the sleeper asleep.
+				const pid_t tgid = getpid();
+				std::uint64_t next = now_ns();
+				while (!stop.load()) {
+					next += 17000;
+					while (now_ns() < next)
+						;
+					syscall(SYS_tgkill, tgid, sleeper.load(), SIGUSR1);
+				}
+			});
+			pin_self(cpu);
+			sleeper = static_cast<pid_t>(syscall(SYS_gettid));
+			const std::uint64_t end = now_ns() + ms * 1000000ull;
+			const struct timespec nap = {0, 50000};
+			while (now_ns() < end)
+				nanosleep(&nap, nullptr);
+			stop = true;
+			sender.join();
+			hog.join();
 		},
 		c.pid_, c.go_, c.report_);
 	return c;

@@ -35,6 +35,15 @@ public:
 	// Report: {nvcsw, nivcsw, elapsed_ns}.
 	static Child hog(int cpu, unsigned ms);
 
+	// Sleeps cut short by signals: a sleeper thread pinned to `cpu` (with
+	// a hog there, so that its switch-outs are real switches) calls
+	// nanosleep over and over while a thread on `sender_cpu` sends it
+	// SIGUSR1 in a loop, for `ms` milliseconds. Some signals land while the
+	// sleeper is inside schedule() about to sleep: the kernel keeps it on
+	// the run queue and counts a voluntary switch. Report: {nvcsw, nivcsw,
+	// elapsed_ns}.
+	static Child signalled_sleeper(int cpu, int sender_cpu, unsigned ms);
+
 	// Parked children: when done, every thread blocks for good instead of
 	// exiting, so that /proc/<pid>/task/* still holds each thread's final
 	// schedstat and nothing of the process runs any more (the destructor
