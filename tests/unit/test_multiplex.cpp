@@ -44,7 +44,7 @@ TEST_CASE("IntervalScaledCounter adds per-interval estimates, restarts from zero
 	CHECK(c.totals().mux.uncounted_ns == 100);
 }
 
-TEST_CASE("ScaledCounters: per scope and system, only what this collect read", "[multiplex]")
+TEST_CASE("ScaledCounters: per scope what this collect read; system keeps an unread counter's total", "[multiplex]")
 {
 	ScaledCounters counters;
 	counters.read({0, 0}, "pmu.cycles", "cpu:0", {100, 10, 10});
@@ -63,13 +63,24 @@ TEST_CASE("ScaledCounters: per scope and system, only what this collect read", "
 	Snapshot second;
 	counters.add_to(second, "perf");
 	CHECK_FALSE(second.counter("pmu.cycles", "cpu:1"));
-	CHECK(second.counter("pmu.cycles", "system")->value == Approx(150));
+	// cpu 0's 150 and cpu 1's last 200: never below the last sum (300),
+	// which derive() would take for a counter reset.
+	CHECK(second.counter("pmu.cycles", "system")->value == Approx(350));
+	CHECK(second.counter("pmu.cycles", "system")->mux.raw == 250);
+
+	counters.read({0, 0}, "pmu.cycles", "cpu:0", {160, 30, 30});
+	counters.read({1, 0}, "pmu.cycles", "cpu:1", {180, 30, 15}); // back: 80 counted, running 10 of 20 ns
+	Snapshot fourth;
+	counters.add_to(fourth, "perf");
+	CHECK(fourth.counter("pmu.cycles", "cpu:1")->value == Approx(200 + 80 * 2));
+	CHECK(fourth.counter("pmu.cycles", "system")->value == Approx(160 + 360));
 
 	counters.clear(); // reopened: counts start again
 	counters.read({0, 0}, "pmu.cycles", "cpu:0", {5, 1, 1});
 	Snapshot third;
 	counters.add_to(third, "perf");
 	CHECK(third.counter("pmu.cycles", "cpu:0")->value == Approx(5));
+	CHECK(third.counter("pmu.cycles", "system")->value == Approx(5));
 }
 
 TEST_CASE("group_readings: one reading per member with the group's times", "[multiplex][perf]")

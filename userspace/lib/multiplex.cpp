@@ -44,27 +44,29 @@ void add_point(CounterPoint &sum, const CounterPoint &p)
 
 void ScaledCounters::read(Key key, std::string_view series, const std::string &scope, const CounterReading &r)
 {
-	IntervalScaledCounter &c = counters_[key];
-	c.read(r);
-	add_point(scoped_[{std::string(series), scope}], c.totals());
-	add_point(system_[std::string(series)], c.totals());
+	Counter &c = counters_[key];
+	if (c.series != series)
+		c.series = series;
+	c.scaled.read(r);
+	add_point(scoped_[{std::string(series), scope}], c.scaled.totals());
 }
 
 void ScaledCounters::add_to(Snapshot &snap, std::string_view via)
 {
 	for (const auto &[key, point] : scoped_)
 		snap.add_counter(key.first, key.second, point, via);
-	for (const auto &[series, point] : system_)
+	std::map<std::string_view, CounterPoint> system;
+	for (const auto &[key, c] : counters_)
+		add_point(system[c.series], c.scaled.totals());
+	for (const auto &[series, point] : system)
 		snap.add_counter(series, "system", point, via);
 	scoped_.clear();
-	system_.clear();
 }
 
 void ScaledCounters::clear()
 {
 	counters_.clear();
 	scoped_.clear();
-	system_.clear();
 }
 
 } // namespace hwsig

@@ -61,15 +61,22 @@ public:
 	// system).
 	void read(Key key, std::string_view series, const std::string &scope, const CounterReading &r);
 	// Adds what was read since the last call to the snapshot, then starts
-	// the next collect. A counter not read this time is in no sum.
+	// the next collect. A counter not read this time (its CPU offline, a
+	// failed read) has no scope of its own in it, but stays in the system
+	// sum with its last total: dropping it would make the sum go down, a
+	// counter reset that never happened. What it counted meanwhile comes
+	// with its next read.
 	void add_to(Snapshot &snap, std::string_view via);
 	// The counters were reopened: their counts start again.
 	void clear();
 
 private:
-	std::map<Key, IntervalScaledCounter> counters_;
-	std::map<std::pair<std::string, std::string>, CounterPoint> scoped_; // (series, scope)
-	std::map<std::string, CounterPoint> system_;
+	struct Counter {
+		IntervalScaledCounter scaled;
+		std::string series;
+	};
+	std::map<Key, Counter> counters_;
+	std::map<std::pair<std::string, std::string>, CounterPoint> scoped_; // (series, scope): read this time
 };
 
 } // namespace hwsig
