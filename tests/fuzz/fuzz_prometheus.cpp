@@ -136,7 +136,11 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 	Snapshot snap;
 	snap.add_counter(series::kIoReads, "dev:" + dev, 1, "bpf");
 	snap.add_gauge(series::kThermalHeadroom, "zone:" + zone, 12.5, "sysfs");
-	snap.add_counter(series::kPmuCycles, "vm:" + vm, 1e12, "kmod", 0.5);
+	// Multiplexed: counted half the time it was enabled.
+	CounterPoint cycles;
+	cycles.value = 1e12;
+	cycles.mux = {5e11, 2e9, 1e9, 0};
+	snap.add_counter(series::kPmuCycles, "vm:" + vm, cycles, "kmod");
 	snap.add_counter(series::kVhostStalls, "vq:" + value + ":0:rx", 3, "bpf");
 	Histogram h;
 	h.layout = Histogram::Layout::LinearLog2;
