@@ -629,6 +629,58 @@ TEST_CASE("VmScanner on this host: a new QEMU is seen, its exit too", "[vm][file
 	CHECK(scanner.listings() == listings + 1); // listed again: the QEMU's task dir is gone
 }
 
+// A busy host forks all the time: processes that are not QEMU must not make
+// every scan list /proc (a dentry lookup per process in the kernel), yet a
+// newcomer that turns into a QEMU (libvirt forks, then execs) is still found
+// at the next scan.
+TEST_CASE("VmScanner on this host: forks that are not QEMU are read alone, a newcomer turned QEMU is listed",
+	  "[vm][filecache][live]")
+{
+	VmScanner scanner("/");
+	scanner.scan();
+	REQUIRE(scanner.listings() == 1);
+	for (int i = 0; i < 30; ++i) {
+		pid_t p = ::fork();
+		REQUIRE(p >= 0);
+		if (p == 0)
+			::_exit(0);
+		::waitpid(p, nullptr, 0);
+	}
+	int cmd[2], ack[2];
+	REQUIRE(::pipe(cmd) == 0);
+	REQUIRE(::pipe(ack) == 0);
+	pid_t stayer = ::fork();
+	REQUIRE(stayer >= 0);
+	if (stayer == 0) {
+		char c;
+		if (::read(cmd[0], &c, 1) == 1)
+			::prctl(PR_SET_NAME, "qemu-system-x86", 0, 0, 0);
+		::write(ack[1], "r", 1);
+		::pause();
+		::_exit(0);
+	}
+	::close(cmd[0]);
+	::close(ack[1]);
+	auto has = [&](const std::vector<Vm> &vms) {
+		return std::any_of(vms.begin(), vms.end(), [&](const Vm &vm) { return vm.pid == stayer; });
+	};
+	const auto before = scanner.scan();
+	CHECK_FALSE(has(before));
+	CHECK(scanner.listings() == 1); // 31 pids allocated, none a QEMU: not listed
+	CHECK(scanner.quick_checks() == 1);
+
+	char c;
+	REQUIRE(::write(cmd[1], "q", 1) == 1);
+	REQUIRE(::read(ack[0], &c, 1) == 1);
+	const auto after = scanner.scan();
+	::kill(stayer, SIGKILL);
+	::waitpid(stayer, nullptr, 0);
+	::close(cmd[1]);
+	::close(ack[0]);
+	CHECK(has(after));
+	CHECK(scanner.listings() == 2);
+}
+
 TEST_CASE("VmScanner on this host: comm fds bounded and dropped with their processes", "[vm][filecache][live]")
 {
 	VmScanner scanner("/");

@@ -8,8 +8,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -618,6 +620,46 @@ std::optional<std::uint64_t> VmScanner::last_pid()
 	return parse_u64(text.substr(space + 1));
 }
 
+// procfs lists pid P at directory position P + 258 (fs/proc/base.c:
+// TGID_OFFSET, FIRST_PROCESS_ENTRY 256 plus "self" and "thread-self"), and
+// a seek to a pid that is gone starts at the next one. The layout is
+// checked on every use: an entry at or below the pid sought turns this off.
+constexpr std::uint64_t kProcTgidOffset = 258;
+
+// A busy host forks all the time (cron, ssh, agents), so "a pid was
+// allocated" is nearly always true, and listing /proc costs the kernel a
+// dentry lookup per process: on a host with thousands of processes that is
+// most of the daemon's CPU. Processes started since the last listing have
+// pids above it (until the pid counter wraps, which a smaller last pid
+// shows), so only they are read here, from the kept directory. A QEMU
+// forked by libvirt execs after its fork: each quick check reads every
+// newcomer again until the next listing, which comes at least every
+// NonVmMemo::kFullEvery scans.
+bool VmScanner::newcomers_are_not_vms(std::uint64_t listed_last)
+{
+	if (!proc_dir_ || !proc_seeks_by_pid_)
+		return false;
+	const std::string proc = join_path(root_, "proc");
+	::seekdir(proc_dir_, static_cast<long>(kProcTgidOffset + listed_last + 1));
+	errno = 0;
+	while (struct dirent *de = ::readdir(proc_dir_)) {
+		auto pid = vmparse::parse_pid(de->d_name);
+		if (!pid || static_cast<std::uint64_t>(*pid) <= listed_last) {
+			proc_seeks_by_pid_ = false; // not the layout above: list in full from now on
+			return false;
+		}
+		auto comm = vmparse::read_comm(proc + "/" + de->d_name + "/comm", nullptr);
+		if (!comm)
+			continue; // exited already
+		if (vmparse::is_qemu_comm(*comm) || vmparse::parse_vhost_comm(*comm))
+			return false;
+	}
+	if (errno != 0)
+		return false;
+	++quick_checks_;
+	return true;
+}
+
 bool VmScanner::listed_vms_unchanged() const
 {
 	for (const auto &[pid, links] : listed_tasks_) {
@@ -635,8 +677,12 @@ std::vector<Vm> VmScanner::scan()
 	// Read before listing: a process forked after this read changes it,
 	// so the next scan lists again.
 	const auto allocated = last_pid();
-	if (allocated && listed_last_pid_ == allocated && !memo_.full() && listed_vms_unchanged())
-		return listed_;
+	if (allocated && listed_last_pid_ && !memo_.full() && listed_vms_unchanged()) {
+		if (*listed_last_pid_ == *allocated)
+			return listed_;
+		if (*listed_last_pid_ < *allocated && newcomers_are_not_vms(*listed_last_pid_))
+			return listed_;
+	}
 	std::vector<Vm> vms;
 	// /proc stays open between scans (rewound by each): no open, buffer
 	// allocation and close per scan. Opened again after a failure, or when
@@ -651,8 +697,12 @@ std::vector<Vm> VmScanner::scan()
 			proc_dir_ = nullptr;
 		}
 	}
-	if (!proc_dir_)
+	if (!proc_dir_) {
 		proc_dir_ = ::opendir(proc.c_str());
+		struct statfs fs;
+		proc_seeks_by_pid_ = proc_dir_ && ::fstatfs(::dirfd(proc_dir_), &fs) == 0 &&
+				     fs.f_type == PROC_SUPER_MAGIC;
+	}
 	auto details = vmparse::discover(root_, &comms_, proc_dir_, proc_dir_ ? &memo_ : nullptr);
 	memo_.end_scan();
 	++listings_;

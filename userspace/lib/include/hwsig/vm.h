@@ -84,7 +84,10 @@ private:
 // QEMU runs (a NIC unplugged), a tap handed to a running QEMU without a
 // new thread (a hot-plugged NIC without vhost), and a QEMU that is a
 // zombie not yet reaped. Without /proc/loadavg (a test tree), every scan
-// lists.
+// lists. When pids were allocated but every process started since the
+// last listing is neither a QEMU nor a vhost kthread by its comm, /proc is
+// not listed either: on procfs only those newcomers are read (a seek to
+// the first pid above the last listing); see newcomers_are_not_vms().
 class VmScanner {
 public:
 	explicit VmScanner(std::string root);
@@ -96,17 +99,23 @@ public:
 	std::size_t open_fds() const { return comms_.open_count(); }
 	// Scans that listed /proc (for tests: the others returned the last list).
 	std::uint64_t listings() const { return listings_; }
+	// Scans answered by reading only the processes started since the last
+	// listing (for tests and the daemon's self metrics).
+	std::uint64_t quick_checks() const { return quick_checks_; }
 
 private:
 	std::optional<std::uint64_t> last_pid();
 	bool listed_vms_unchanged() const;
+	bool newcomers_are_not_vms(std::uint64_t listed_last);
 
 	std::string root_;
 	FileCache comms_;
 	FileCache loadavg_{1};
 	NonVmMemo memo_;
 	DIR *proc_dir_ = nullptr; // <root>/proc, kept open
+	bool proc_seeks_by_pid_ = false; // proc_dir_ is procfs: seekdir() to a pid works
 	std::uint64_t listings_ = 0;
+	std::uint64_t quick_checks_ = 0;
 	std::optional<std::uint64_t> listed_last_pid_; // read before the last listing
 	std::vector<Vm> listed_;
 	std::vector<std::pair<int, nlink_t>> listed_tasks_; // each QEMU's /proc/PID/task link count
