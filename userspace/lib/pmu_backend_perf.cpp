@@ -24,33 +24,21 @@ const std::vector<std::vector<const char *>> kGroups = {
 	{series::kPmuDtlbMisses, series::kPmuItlbMisses},
 };
 
-// On probe_cpu, the first alternative of each series the kernel accepts;
-// series with none are noted, and *cycles_err says why cycles failed (0: it
-// did not).
+// On probe_cpu, the plan's events the kernel accepts; a series whose event
+// it refuses is noted, and *cycles_err says why cycles failed (0: it did
+// not).
 std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &plan, int *cycles_err, PmuNotes &notes)
 {
 	std::map<std::string, PerfEventSpec> chosen;
 	*cycles_err = 0;
 	for (const auto &s : plan.series) {
-		int first_err = 0;
-		std::string first_what;
-		for (const auto &alt : s.alternatives) {
-			try {
-				PerfGroup::open({alt}, static_cast<int>(probe_cpu));
-				chosen.emplace(s.series, alt);
-				first_err = 0;
-				break;
-			} catch (const Error &e) {
-				if (!first_err) {
-					first_err = e.err();
-					first_what = alt.name;
-				}
-			}
-		}
-		if (first_err) {
+		try {
+			PerfGroup::open({s.event}, static_cast<int>(probe_cpu));
+			chosen.emplace(s.series, s.event);
+		} catch (const Error &e) {
 			if (s.series == series::kPmuCycles)
-				*cycles_err = first_err;
-			notes.series_missing({s.series}, "perf " + first_what + ": " + errno_name(first_err));
+				*cycles_err = e.err();
+			notes.series_missing({s.series}, "perf " + s.event.name + ": " + errno_name(e.err()));
 		}
 	}
 	return chosen;
