@@ -336,9 +336,9 @@ TEST_CASE("core plans without a core PMU keep the generic events and drop raw on
 // Issue 13, item 9: cpu.stall_ratio counts one thing on every vendor, and
 // hwsig.ko is configured with the very event the perf_event_open backend
 // opens (which takes each series' plan event, or notes it unavailable):
-// never a generic stalled-cycles event, which one kernel maps (AMD Zen 1:
-// back end), another only half (Zen 2 and later: a front-end event alone)
-// and Intel not at all.
+// never a generic stalled-cycles event, which Intel does not map and the
+// kernel maps on Zen 2 and later to an event they lack (before 6.9) or to
+// a front-end event alone.
 TEST_CASE("stall cycles: cycles with no op retired on Intel and AMD, the same event on both backends",
 	  "[pmu][core]")
 {

@@ -83,8 +83,9 @@ CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 	// exactly that with the retired-ops event and an inverted count mask
 	// of 1 ("fewer than 1 this cycle"), so the ratio means the same on
 	// both. The generic stalled-cycles-* events do not: Intel never mapped
-	// them, and AMD maps a front-end "uop queue empty" event on Zen 2 and
-	// later, with no back-end one.
+	// them, and on Zen 2 and later the kernel maps an event these CPUs
+	// lack (PMCx087, before Linux 6.9) or a front-end one alone ("uop
+	// queue empty").
 	std::optional<PerfEventSpec> stall;
 	if (cpu.vendor == CpuVendor::Intel) // retirement slots used: UOPS_RETIRED.STALLS (.STALL_CYCLES)
 		stall = raw_core(pmus, "stall-cycles", "event=0xc2,umask=0x02,inv=1,cmask=1");

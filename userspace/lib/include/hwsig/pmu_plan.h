@@ -76,9 +76,8 @@ KmodEvent to_kmod_event(const PerfEventSpec &spec, std::string name);
 
 // The default event set for hwsig.ko: the cpu.* events of this CPU (the
 // plan's, as the perf_event_open backend counts them), or, on a host
-// without a core PMU, the software
-// events (so that the module's machinery still runs and can be checked);
-// *software_only says which it chose.
+// without a core PMU, the software events (so that the module's machinery
+// still runs and can be checked); *software_only says which it chose.
 std::vector<KmodEvent> default_kmod_events(const PmuDevices &pmus, const CpuIdentity &cpu, bool *software_only);
 
 // `hwsigctl kmod start --events LIST`: LIST split at the commas that are
