@@ -83,6 +83,62 @@ TEST_CASE("ScaledCounters: per scope what this collect read; system keeps an unr
 	CHECK(third.counter("pmu.cycles", "system")->value == Approx(5));
 }
 
+// Issue 13, item 12: an uncore socket sums several boxes (IMC channels, UMCs):
+// a box not read in a collect must not take its count out of its socket's
+// sum either, or the socket's counter goes down: a reset to derive().
+TEST_CASE("ScaledCounters: a socket's sum keeps an unread box's last total", "[multiplex][uncore]")
+{
+	ScaledCounters boxes;
+	boxes.read({0, 0}, "imc.cas_reads", "socket:0", {100, 10, 10});
+	boxes.read({1, 0}, "imc.cas_reads", "socket:0", {40, 10, 10});
+	boxes.read({2, 0}, "imc.cas_reads", "socket:1", {7, 10, 10});
+	Snapshot first;
+	boxes.add_to(first, "perf");
+	REQUIRE(first.counter("imc.cas_reads", "socket:0"));
+	CHECK(first.counter("imc.cas_reads", "socket:0")->value == Approx(140));
+	CHECK(first.counter("imc.cas_reads", "socket:1")->value == Approx(7));
+
+	boxes.read({0, 0}, "imc.cas_reads", "socket:0", {130, 20, 20}); // box 1 and socket 1's box unread
+	Snapshot second;
+	boxes.add_to(second, "perf");
+	REQUIRE(second.counter("imc.cas_reads", "socket:0"));
+	CHECK(second.counter("imc.cas_reads", "socket:0")->value == Approx(130 + 40));
+	CHECK(second.counter("imc.cas_reads", "socket:0")->mux.raw == 170);
+	CHECK(second.counter("imc.cas_reads", "socket:0")->mux.enabled_ns == 30);
+	CHECK_FALSE(second.counter("imc.cas_reads", "socket:1")); // none of its boxes read
+	CHECK(second.counter("imc.cas_reads", "system")->value == Approx(130 + 40 + 7));
+
+	boxes.read({0, 0}, "imc.cas_reads", "socket:0", {150, 30, 30});
+	boxes.read({1, 0}, "imc.cas_reads", "socket:0", {90, 30, 15}); // back: 50 counted, running 5 of 20 ns
+	boxes.read({2, 0}, "imc.cas_reads", "socket:1", {9, 30, 30});
+	Snapshot third;
+	boxes.add_to(third, "perf");
+	CHECK(third.counter("imc.cas_reads", "socket:0")->value == Approx(150 + 40 + 50 * 4));
+	CHECK(third.counter("imc.cas_reads", "socket:1")->value == Approx(9));
+}
+
+TEST_CASE("ScaledCounters: a reopened counter counts from zero on top of its total", "[multiplex]")
+{
+	ScaledCounters counters;
+	counters.read({3, 0}, "pmu.cycles", "cpu:3", {1000, 1000, 1000});
+	Snapshot before;
+	counters.add_to(before, "perf");
+	// CPU 3 went offline and came back: its new counter has already
+	// counted more than the old one did in all, which read() alone would
+	// take for the old counter going on (a delta of 500).
+	counters.restart({3, 0});
+	counters.restart({9, 9}); // never read: nothing to restart
+	counters.read({3, 0}, "pmu.cycles", "cpu:3", {1500, 2000, 1000});
+	Snapshot after;
+	counters.add_to(after, "perf");
+	REQUIRE(after.counter("pmu.cycles", "cpu:3"));
+	CHECK(after.counter("pmu.cycles", "cpu:3")->value == Approx(1000 + 1500 * 2));
+	CHECK(after.counter("pmu.cycles", "cpu:3")->mux.raw == 2500);
+	CHECK(after.counter("pmu.cycles", "cpu:3")->mux.enabled_ns == 3000);
+	CHECK(after.counter("pmu.cycles", "cpu:3")->mux.running_ns == 2000);
+	CHECK(after.counters().size() == 1);
+}
+
 TEST_CASE("group_readings: one reading per member with the group's times", "[multiplex][perf]")
 {
 	auto r = group_readings({2, 1000, 250, 7, 9}, 2);

@@ -2,6 +2,7 @@
 // core and uncore drivers expose (tests/unit/fixtures/pmu/<host>/).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <linux/perf_event.h>
 #include <map>
 #include <set>
@@ -296,14 +297,13 @@ TEST_CASE("core plans: Intel raw events through the cpu PMU's format", "[pmu][co
 	CHECK(plan.missing.empty());
 	const auto *stall = find_series(plan, series::kPmuStallCycles);
 	REQUIRE(stall);
-	REQUIRE(stall->alternatives.size() == 3);
-	CHECK(stall->alternatives[0].type == 4);
-	CHECK(stall->alternatives[0].config == 0x040004a3); // CYCLE_ACTIVITY.STALLS_TOTAL
+	CHECK(stall->event.type == 4);
+	CHECK(stall->event.config == 0x018002c2); // UOPS_RETIRED.STALLS
 	const auto *l2 = find_series(plan, series::kPmuL2Misses);
 	REQUIRE(l2);
-	CHECK(l2->alternatives[0].config == 0x3f24); // L2_RQSTS.MISS
+	CHECK(l2->event.config == 0x3f24); // L2_RQSTS.MISS
 	REQUIRE(find_series(plan, series::kPmuLlcMisses));
-	CHECK(find_series(plan, series::kPmuLlcMisses)->alternatives[0].config == PERF_COUNT_HW_CACHE_MISSES);
+	CHECK(find_series(plan, series::kPmuLlcMisses)->event.config == PERF_COUNT_HW_CACHE_MISSES);
 	CHECK(plan.series.size() == 11);
 }
 
@@ -313,14 +313,14 @@ TEST_CASE("core plans: AMD L2 raw event, LLC reported unavailable", "[pmu][core]
 	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("zen4")));
 	const auto *l2 = find_series(plan, series::kPmuL2Misses);
 	REQUIRE(l2);
-	CHECK(l2->alternatives[0].config == 0x0964);
+	CHECK(l2->event.config == 0x0964);
 	CHECK_FALSE(find_series(plan, series::kPmuLlcMisses));
 	CHECK(has_unavailable(plan, "cpu.llc_mpki"));
 	CHECK(has_unavailable(plan, "cpu.llc_miss_ratio"));
 	const auto *stall = find_series(plan, series::kPmuStallCycles);
 	REQUIRE(stall);
-	CHECK(stall->alternatives[0].type == PERF_TYPE_HARDWARE);
-	CHECK(stall->alternatives[0].config == PERF_COUNT_HW_STALLED_CYCLES_BACKEND);
+	CHECK(stall->event.type == 4);
+	CHECK(stall->event.config == 0x018000c1); // retired ops, inv, cmask=1
 }
 
 TEST_CASE("core plans without a core PMU keep the generic events and drop raw ones", "[pmu][core]")
@@ -329,9 +329,71 @@ TEST_CASE("core plans without a core PMU keep the generic events and drop raw on
 	auto plan = plan_core_events(pmus, read_cpu_identity(fixture("kvm-guest")));
 	CHECK(has_unavailable(plan, "cpu.l2_mpki"));
 	REQUIRE(find_series(plan, series::kPmuCycles));
-	const auto *stall = find_series(plan, series::kPmuStallCycles);
-	REQUIRE(stall);
-	CHECK(stall->alternatives.size() == 2); // no raw Intel event without the cpu PMU
+	CHECK_FALSE(find_series(plan, series::kPmuStallCycles));
+	CHECK(has_unavailable(plan, "cpu.stall_ratio"));
+}
+
+// Issue 13, item 9: cpu.stall_ratio counts one thing on every vendor, and
+// hwsig.ko is configured with the very event the perf_event_open backend
+// opens (which takes each series' plan event, or notes it unavailable):
+// never a generic stalled-cycles event, which Intel does not map and the
+// kernel maps on Zen 2 and later to an event they lack (before 6.9) or to
+// a front-end event alone.
+TEST_CASE("stall cycles: cycles with no op retired on Intel and AMD, the same event on both backends",
+	  "[pmu][core]")
+{
+	struct Host {
+		const char *fixture;
+		std::uint64_t config; // in the cpu PMU (type 4 in every fixture)
+	};
+	// Intel: event 0xc2 umask 0x02 (retirement slots), AMD: event 0xc1
+	// (retired ops); both with inv (bit 23) and cmask 1 (bits 24-31).
+	for (const Host h : {Host{"skylake-sp", 0x018002c2}, Host{"icelake-sp", 0x018002c2},
+			     Host{"sapphire-rapids", 0x018002c2}, Host{"zen2", 0x018000c1}, Host{"zen4", 0x018000c1}}) {
+		INFO(h.fixture);
+		PmuDevices pmus(fixture(h.fixture));
+		const CpuIdentity cpu = read_cpu_identity(fixture(h.fixture));
+		const std::uint32_t cpu_type = pmus.core_pmu()->type;
+
+		bool software = true;
+		const auto defaults = default_kmod_events(pmus, cpu, &software);
+		CHECK_FALSE(software);
+		const auto stall = std::find_if(defaults.begin(), defaults.end(),
+						[](const KmodEvent &e) { return e.name == "stall-cycles"; });
+		REQUIRE(stall != defaults.end());
+		CHECK(stall->pmu_type == cpu_type);
+		CHECK(stall->config == h.config);
+		// `hwsigctl kmod start --events stall-cycles` means the same.
+		const auto named = kmod_events_for(pmus, cpu, {"stall-cycles"});
+		REQUIRE(named.size() == 1);
+		CHECK(named[0].pmu_type == cpu_type);
+		CHECK(named[0].config == h.config);
+
+		// The perf_event_open backend opens the plan's event; hwsig.ko is
+		// given the same, series by series, in the same order.
+		const auto plan = plan_core_events(pmus, cpu);
+		REQUIRE(defaults.size() == plan.series.size());
+		for (std::size_t i = 0; i < plan.series.size(); i++) {
+			INFO(plan.series[i].series);
+			CHECK(defaults[i].name == plan.series[i].event.name);
+			CHECK(defaults[i].pmu_type == plan.series[i].event.type);
+			CHECK(defaults[i].config == plan.series[i].event.config);
+			CHECK(defaults[i].config1 == plan.series[i].event.config1);
+		}
+	}
+}
+
+TEST_CASE("stall cycles on a CPU of another vendor: unavailable with a reason, no guessed event", "[pmu][core]")
+{
+	PmuDevices pmus(fixture("zen4"));
+	CpuIdentity other = read_cpu_identity(fixture("zen4"));
+	other.vendor = CpuVendor::Unknown;
+	const auto plan = plan_core_events(pmus, other);
+	CHECK_FALSE(find_series(plan, series::kPmuStallCycles));
+	bool said = false;
+	for (const auto &[series, why] : plan.missing)
+		said |= series == series::kPmuStallCycles && why == "no known stall-cycles event for this CPU model";
+	CHECK(said);
 }
 
 TEST_CASE("a malformed PMU directory is reported, not fatal", "[pmu]")

@@ -59,7 +59,7 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(ratio("cpu.ipc", "insn/cycle", cpu, "PMU", "instructions / cycles",
 			  {s::kPmuInstructions}, {s::kPmuCycles}));
 	c.push_back(ratio("cpu.stall_ratio", "ratio", cpu, "PMU",
-			  "stalled cycles / cycles (per-vendor equivalent, Documentation/pmu.rst)",
+			  "stalled cycles / cycles: cycles retiring no op (Intel and AMD alike, Documentation/pmu.rst)",
 			  {s::kPmuStallCycles}, {s::kPmuCycles}));
 	c.push_back(ratio("cpu.l1d_mpki", "MPKI", cpu, "PMU", "L1D misses per 1000 instructions",
 			  {s::kPmuL1dMisses}, {s::kPmuInstructions}, 1000));

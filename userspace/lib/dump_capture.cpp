@@ -126,9 +126,7 @@ std::vector<DumpPlanEntry> pmu_plan_entries(const std::string &root)
 	const auto cpu = read_cpu_identity(root);
 	const CorePlan core = plan_core_events(pmus, cpu);
 	for (const auto &s : core.series) {
-		if (s.alternatives.empty())
-			continue;
-		const auto &e = s.alternatives.front();
+		const auto &e = s.event;
 		out.push_back({s.series, e.name, pmu_of_type(pmus, e.type), root == "/" ? probe(e) : "planned"});
 	}
 	for (const auto &[series, why] : core.missing)

@@ -47,26 +47,43 @@ void ScaledCounters::read(Key key, std::string_view series, const std::string &s
 	Counter &c = counters_[key];
 	if (c.series != series)
 		c.series = series;
+	if (c.scope != scope)
+		c.scope = scope;
 	c.scaled.read(r);
-	add_point(scoped_[{std::string(series), scope}], c.scaled.totals());
+	c.read = true;
+}
+
+void ScaledCounters::restart(Key key)
+{
+	if (auto it = counters_.find(key); it != counters_.end())
+		it->second.scaled.restart();
 }
 
 void ScaledCounters::add_to(Snapshot &snap, std::string_view via)
 {
-	for (const auto &[key, point] : scoped_)
-		snap.add_counter(key.first, key.second, point, via);
+	struct Sum {
+		CounterPoint point;
+		bool read = false; // a counter of the scope was read this time
+	};
+	std::map<std::pair<std::string_view, std::string_view>, Sum> scoped; // (series, scope)
 	std::map<std::string_view, CounterPoint> system;
-	for (const auto &[key, c] : counters_)
+	for (auto &[key, c] : counters_) {
+		Sum &s = scoped[{c.series, c.scope}];
+		add_point(s.point, c.scaled.totals());
+		s.read |= c.read;
 		add_point(system[c.series], c.scaled.totals());
+		c.read = false;
+	}
+	for (const auto &[key, s] : scoped)
+		if (s.read)
+			snap.add_counter(key.first, key.second, s.point, via);
 	for (const auto &[series, point] : system)
 		snap.add_counter(series, "system", point, via);
-	scoped_.clear();
 }
 
 void ScaledCounters::clear()
 {
 	counters_.clear();
-	scoped_.clear();
 }
 
 } // namespace hwsig

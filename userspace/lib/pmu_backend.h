@@ -7,11 +7,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "hwsig/fs.h"
 #include "hwsig/kmod.h"
 #include "hwsig/multiplex.h"
 #include "hwsig/perf_open.h"
@@ -34,6 +36,8 @@ public:
 	// No core PMU at all: one reason for every core metric, replacing the
 	// per-event ones.
 	void replace_core(const std::string &reason);
+	// Drops the notes of one scope (a CPU gone offline).
+	void forget(const std::string &scope);
 	void clear() { notes_.clear(); }
 	void add_to(Snapshot &snap) const;
 
@@ -85,25 +89,33 @@ private:
 // Core counters from perf_event_open groups, one set per online CPU.
 class PerfBackend {
 public:
-	// Picks each series' first alternative the kernel accepts (probing the
-	// first CPU) and opens the groups on every CPU. kmod_problem is why
-	// hwsig.ko is not used, added to the reason when perf fails too.
-	void init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
+	// Keeps the plan's events the kernel accepts (probing the first online
+	// CPU of <root>/sys/devices/system/cpu/online) and opens the groups on
+	// every online CPU. kmod_problem is why hwsig.ko is not used, added to
+	// the reason when perf fails too.
+	void init(const std::string &root, const CpuIdentity &cpu, const CorePlan &plan,
 		  const std::string &kmod_problem, PmuNotes &notes);
-	void reset()
-	{
-		groups_.clear();
-		counters_.clear();
-	}
-	void collect(Snapshot &snap);
+	void reset();
+	// Reads the online CPU list again (one pread of a kept fd): opens the
+	// groups of a CPU that came online since the last collect, closes
+	// those of a CPU that went offline; then reads every group.
+	void collect(Snapshot &snap, PmuNotes &notes);
 
 private:
-	struct PerCpuGroup {
-		unsigned cpu;
+	std::optional<std::vector<unsigned>> online_cpus();
+	void open_cpu(unsigned cpu, PmuNotes &notes);
+
+	struct Group {
+		unsigned id; // the counters' key: stable across a CPU's offline/online
 		std::vector<const char *> series; // per member
 		PerfGroup group;
 	};
-	std::vector<PerCpuGroup> groups_;
+	std::string online_path_;
+	FileCache online_file_{1};
+	// Per group of kGroups (pmu_backend_perf.cpp), its members' series
+	// and events this kernel accepts.
+	std::vector<std::pair<std::vector<const char *>, std::vector<PerfEventSpec>>> sets_;
+	std::map<unsigned, std::vector<Group>> cpus_; // online CPU -> its open groups
 	ScaledCounters counters_;
 };
 

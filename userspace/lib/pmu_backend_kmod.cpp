@@ -96,8 +96,7 @@ bool KmodBackend::init(const std::string &device, const PmuDevices &pmus, const 
 		// Records say values[i]; the configured names say which series.
 		std::map<std::string, const char *> by_name;
 		for (const auto &s : plan.series)
-			for (const auto &alt : s.alternatives)
-				by_name.emplace(alt.name, s.series.c_str());
+			by_name.emplace(s.event.name, s.series.c_str());
 		bool has_cycles = false;
 		for (const auto &e : info.events) {
 			auto it = by_name.find(e.name);

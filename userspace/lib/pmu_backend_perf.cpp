@@ -1,9 +1,11 @@
 // The PMU source's perf_event_open backend (pmu_backend.h): core counters
 // from one set of event groups per online CPU, when hwsig.ko is not used.
 
+#include <algorithm>
 #include <cerrno>
 
 #include "hwsig/error.h"
+#include "hwsig/parse.h"
 #include "hwsig/series.h"
 #include "hwsig/source_pmu.h"
 #include "pmu_backend.h"
@@ -24,33 +26,21 @@ const std::vector<std::vector<const char *>> kGroups = {
 	{series::kPmuDtlbMisses, series::kPmuItlbMisses},
 };
 
-// On probe_cpu, the first alternative of each series the kernel accepts;
-// series with none are noted, and *cycles_err says why cycles failed (0: it
-// did not).
+// On probe_cpu, the plan's events the kernel accepts; a series whose event
+// it refuses is noted, and *cycles_err says why cycles failed (0: it did
+// not).
 std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &plan, int *cycles_err, PmuNotes &notes)
 {
 	std::map<std::string, PerfEventSpec> chosen;
 	*cycles_err = 0;
 	for (const auto &s : plan.series) {
-		int first_err = 0;
-		std::string first_what;
-		for (const auto &alt : s.alternatives) {
-			try {
-				PerfGroup::open({alt}, static_cast<int>(probe_cpu));
-				chosen.emplace(s.series, alt);
-				first_err = 0;
-				break;
-			} catch (const Error &e) {
-				if (!first_err) {
-					first_err = e.err();
-					first_what = alt.name;
-				}
-			}
-		}
-		if (first_err) {
+		try {
+			PerfGroup::open({s.event}, static_cast<int>(probe_cpu));
+			chosen.emplace(s.series, s.event);
+		} catch (const Error &e) {
 			if (s.series == series::kPmuCycles)
-				*cycles_err = first_err;
-			notes.series_missing({s.series}, "perf " + first_what + ": " + errno_name(first_err));
+				*cycles_err = e.err();
+			notes.series_missing({s.series}, "perf " + s.event.name + ": " + errno_name(e.err()));
 		}
 	}
 	return chosen;
@@ -58,12 +48,37 @@ std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &
 
 } // namespace
 
-void PerfBackend::init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu, const CorePlan &plan,
+void PerfBackend::reset()
+{
+	sets_.clear();
+	cpus_.clear();
+	counters_.clear();
+}
+
+std::optional<std::vector<unsigned>> PerfBackend::online_cpus()
+{
+	auto r = online_file_.read(online_path_, 64 * 1024);
+	if (!r.data)
+		return std::nullopt;
+	auto cpus = parse_cpu_list(*r.data);
+	if (!cpus || cpus->empty())
+		return std::nullopt;
+	std::sort(cpus->begin(), cpus->end());
+	return cpus;
+}
+
+void PerfBackend::init(const std::string &root, const CpuIdentity &cpu, const CorePlan &plan,
 		       const std::string &kmod_problem, PmuNotes &notes)
 {
 	reset();
+	online_path_ = join_path(root, "/sys/devices/system/cpu/online");
+	const auto cpus = online_cpus();
+	if (!cpus) {
+		notes.core_missing("cannot read the online CPU list");
+		return;
+	}
 	int cycles_err = 0;
-	const auto chosen = choose(cpus.front(), plan, &cycles_err, notes);
+	const auto chosen = choose(cpus->front(), plan, &cycles_err, notes);
 	if (cycles_err) {
 		// Without cycles there is no core PMU to speak of: one reason
 		// for every metric, replacing the per-event ones.
@@ -76,40 +91,76 @@ void PerfBackend::init(const std::vector<unsigned> &cpus, const CpuIdentity &cpu
 		notes.replace_core(why);
 		return;
 	}
-	for (unsigned c : cpus) {
-		for (const auto &members : kGroups) {
-			std::vector<PerfEventSpec> events;
-			std::vector<const char *> names;
-			for (const char *s : members) {
-				auto it = chosen.find(s);
-				if (it == chosen.end())
-					continue;
-				events.push_back(it->second);
-				names.push_back(s);
-			}
-			if (events.empty())
+	for (const auto &members : kGroups) {
+		std::vector<const char *> names;
+		std::vector<PerfEventSpec> events;
+		for (const char *s : members) {
+			auto it = chosen.find(s);
+			if (it == chosen.end())
 				continue;
-			try {
-				groups_.push_back(PerCpuGroup{c, names, PerfGroup::open(events, static_cast<int>(c))});
-			} catch (const Error &e) {
-				notes.series_missing({names.begin(), names.end()}, std::string("perf: ") + e.what(),
-						     cpu_scope(c));
-			}
+			names.push_back(s);
+			events.push_back(it->second);
 		}
+		sets_.emplace_back(std::move(names), std::move(events));
+	}
+	for (unsigned c : *cpus)
+		open_cpu(c, notes);
+}
+
+void PerfBackend::open_cpu(unsigned cpu, PmuNotes &notes)
+{
+	std::vector<Group> &groups = cpus_[cpu];
+	for (std::size_t i = 0; i < sets_.size(); i++) {
+		const auto &[names, events] = sets_[i];
+		if (events.empty())
+			continue;
+		// Stable per (CPU, group): a CPU back online continues its sums.
+		const auto id = static_cast<unsigned>(cpu * sets_.size() + i);
+		try {
+			groups.push_back(Group{id, names, PerfGroup::open(events, static_cast<int>(cpu))});
+		} catch (const Error &e) {
+			notes.series_missing({names.begin(), names.end()}, std::string("perf: ") + e.what(),
+					     cpu_scope(cpu));
+			continue;
+		}
+		// Its counts start from zero again (a CPU back online).
+		for (unsigned m = 0; m < names.size(); m++)
+			counters_.restart({id, m});
 	}
 }
 
-void PerfBackend::collect(Snapshot &snap)
+void PerfBackend::collect(Snapshot &snap, PmuNotes &notes)
 {
-	for (std::size_t i = 0; i < groups_.size(); i++) {
-		const PerCpuGroup &g = groups_[i];
-		std::vector<CounterReading> members;
-		try {
-			members = g.group.read();
-		} catch (const Error &) {
-			continue; // e.g. the CPU went offline: no point this time
+	if (sets_.empty())
+		return;
+	// The kernel takes a CPU's perf events off it when it goes offline
+	// and does not put them back when it returns: follow the online list,
+	// not the one init() saw. Unreadable this time: keep what is open.
+	if (const auto online = online_cpus()) {
+		for (auto it = cpus_.begin(); it != cpus_.end();) {
+			if (std::binary_search(online->begin(), online->end(), it->first)) {
+				++it;
+				continue;
+			}
+			// Its counters keep their totals in the system sum
+			// (ScaledCounters); its own notes go with it.
+			notes.forget(cpu_scope(it->first));
+			it = cpus_.erase(it);
 		}
-		add_perf_group(counters_, g.cpu, static_cast<unsigned>(i), g.series, members);
+		for (unsigned c : *online)
+			if (!cpus_.count(c))
+				open_cpu(c, notes);
+	}
+	for (const auto &[cpu, groups] : cpus_) {
+		for (const Group &g : groups) {
+			std::vector<CounterReading> members;
+			try {
+				members = g.group.read();
+			} catch (const Error &) {
+				continue; // no point this time
+			}
+			add_perf_group(counters_, cpu, g.id, g.series, members);
+		}
 	}
 	counters_.add_to(snap, "perf");
 }

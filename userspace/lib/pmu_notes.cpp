@@ -34,6 +34,12 @@ void PmuNotes::replace_core(const std::string &reason)
 	core_missing(reason);
 }
 
+void PmuNotes::forget(const std::string &scope)
+{
+	notes_.erase(std::remove_if(notes_.begin(), notes_.end(), [&](const Note &n) { return n.scope == scope; }),
+		     notes_.end());
+}
+
 void PmuNotes::add_to(Snapshot &snap) const
 {
 	for (const auto &[id, scope, reason] : notes_)

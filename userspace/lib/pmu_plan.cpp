@@ -73,27 +73,33 @@ CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 {
 	using namespace series;
 	CorePlan plan;
-	auto add = [&](const char *s, std::vector<PerfEventSpec> alts) {
-		plan.series.push_back(CoreSeriesPlan{s, std::move(alts)});
-	};
-	add(kPmuCycles, {hw("cycles", PERF_COUNT_HW_CPU_CYCLES)});
-	add(kPmuInstructions, {hw("instructions", PERF_COUNT_HW_INSTRUCTIONS)});
+	auto add = [&](const char *s, PerfEventSpec e) { plan.series.push_back(CoreSeriesPlan{s, std::move(e)}); };
+	add(kPmuCycles, hw("cycles", PERF_COUNT_HW_CPU_CYCLES));
+	add(kPmuInstructions, hw("instructions", PERF_COUNT_HW_INSTRUCTIONS));
 
-	std::vector<PerfEventSpec> stall;
-	if (cpu.vendor == CpuVendor::Intel) {
-		// CYCLE_ACTIVITY.STALLS_TOTAL (Skylake and later): cycles with no
-		// uop executed; Intel never mapped the generic stalled-cycles events.
-		if (auto e = raw_core(pmus, "stall-cycles", "event=0xa3,umask=0x04,cmask=0x04"))
-			stall.push_back(*e);
-	}
-	// AMD maps the generic events per family; backend first, frontend (uop
-	// queue empty) where backend is not mapped (Zen 2 and later).
-	stall.push_back(hw("stall-cycles", PERF_COUNT_HW_STALLED_CYCLES_BACKEND));
-	stall.push_back(hw("stall-cycles", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND));
-	add(kPmuStallCycles, std::move(stall));
+	// Stall cycles: cycles in which this thread retired no (micro-)op,
+	// whatever held it up (an empty window behind a front-end miss or a
+	// mispredict, the oldest op waiting for data). Both vendors count
+	// exactly that with the retired-ops event and an inverted count mask
+	// of 1 ("fewer than 1 this cycle"), so the ratio means the same on
+	// both. The generic stalled-cycles-* events do not: Intel never mapped
+	// them, and on Zen 2 and later the kernel maps an event these CPUs
+	// lack (PMCx087, before Linux 6.9) or a front-end one alone ("uop
+	// queue empty").
+	std::optional<PerfEventSpec> stall;
+	if (cpu.vendor == CpuVendor::Intel) // retirement slots used: UOPS_RETIRED.STALLS (.STALL_CYCLES)
+		stall = raw_core(pmus, "stall-cycles", "event=0xc2,umask=0x02,inv=1,cmask=1");
+	else if (cpu.vendor == CpuVendor::Amd) // retired ops, PMCx0C1: Zen 4's ex_no_retire.all
+		stall = raw_core(pmus, "stall-cycles", "event=0xc1,inv=1,cmask=1");
+	if (stall)
+		add(kPmuStallCycles, *stall);
+	else
+		plan.missing.emplace_back(kPmuStallCycles, pmus.core_pmu()
+								   ? "no known stall-cycles event for this CPU model"
+								   : "no core PMU to program the stall-cycles event");
 
-	add(kPmuL1dMisses, {hw_cache("L1-dcache-load-misses", PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
-				     PERF_COUNT_HW_CACHE_RESULT_MISS)});
+	add(kPmuL1dMisses, hw_cache("L1-dcache-load-misses", PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
+				    PERF_COUNT_HW_CACHE_RESULT_MISS));
 
 	std::optional<PerfEventSpec> l2;
 	if (cpu.vendor == CpuVendor::Intel)
@@ -101,7 +107,7 @@ CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 	else if (cpu.vendor == CpuVendor::Amd && cpu.family >= 0x17)
 		l2 = raw_core(pmus, "l2-misses", "event=0x64,umask=0x09"); // L2_CACHE_REQ_STAT.IC_DC_MISS_IN_L2
 	if (l2)
-		add(kPmuL2Misses, {*l2});
+		add(kPmuL2Misses, *l2);
 	else
 		plan.missing.emplace_back(kPmuL2Misses, pmus.core_pmu() ? "no known L2-miss event for this CPU model"
 								 : "no core PMU to program the L2-miss event");
@@ -113,15 +119,15 @@ CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 		plan.missing.emplace_back(kPmuLlcMisses, why);
 		plan.missing.emplace_back(kPmuLlcReferences, why);
 	} else {
-		add(kPmuLlcReferences, {hw("cache-references", PERF_COUNT_HW_CACHE_REFERENCES)});
-		add(kPmuLlcMisses, {hw("cache-misses", PERF_COUNT_HW_CACHE_MISSES)});
+		add(kPmuLlcReferences, hw("cache-references", PERF_COUNT_HW_CACHE_REFERENCES));
+		add(kPmuLlcMisses, hw("cache-misses", PERF_COUNT_HW_CACHE_MISSES));
 	}
-	add(kPmuBranches, {hw("branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS)});
-	add(kPmuBranchMisses, {hw("branch-misses", PERF_COUNT_HW_BRANCH_MISSES)});
-	add(kPmuDtlbMisses, {hw_cache("dTLB-load-misses", PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ,
-				      PERF_COUNT_HW_CACHE_RESULT_MISS)});
-	add(kPmuItlbMisses, {hw_cache("iTLB-load-misses", PERF_COUNT_HW_CACHE_ITLB, PERF_COUNT_HW_CACHE_OP_READ,
-				      PERF_COUNT_HW_CACHE_RESULT_MISS)});
+	add(kPmuBranches, hw("branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS));
+	add(kPmuBranchMisses, hw("branch-misses", PERF_COUNT_HW_BRANCH_MISSES));
+	add(kPmuDtlbMisses, hw_cache("dTLB-load-misses", PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ,
+				     PERF_COUNT_HW_CACHE_RESULT_MISS));
+	add(kPmuItlbMisses, hw_cache("iTLB-load-misses", PERF_COUNT_HW_CACHE_ITLB, PERF_COUNT_HW_CACHE_OP_READ,
+				     PERF_COUNT_HW_CACHE_RESULT_MISS));
 	return plan;
 }
 

@@ -1,5 +1,5 @@
 // The event lists hwsig.ko is configured with: the default set (the core
-// plan's first choices, or software events without a core PMU) and
+// plan's events, or software events without a core PMU) and
 // `hwsigctl kmod start --events LIST` resolved (pmu_plan.h).
 
 #include "hwsig/pmu_plan.h"
@@ -31,8 +31,8 @@ std::vector<KmodEvent> default_kmod_events(const PmuDevices &pmus, const CpuIden
 		return out;
 	}
 	for (const auto &s : plan_core_events(pmus, cpu).series)
-		if (!s.alternatives.empty() && out.size() < HWSIG_MAX_EVENTS)
-			out.push_back(to_kmod_event(s.alternatives.front(), s.alternatives.front().name));
+		if (out.size() < HWSIG_MAX_EVENTS)
+			out.push_back(to_kmod_event(s.event, s.event.name));
 	return out;
 }
 
@@ -64,8 +64,8 @@ KmodEvent resolve_kmod_event(const PmuDevices &pmus, const CorePlan &plan, const
 {
 	const PerfEventSpec *planned = nullptr;
 	for (const auto &s : plan.series)
-		if (!s.alternatives.empty() && s.alternatives.front().name == name)
-			planned = &s.alternatives.front();
+		if (s.event.name == name)
+			planned = &s.event;
 	return to_kmod_event(planned ? *planned : pmus.resolve(name), name);
 }
 

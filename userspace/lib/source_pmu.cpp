@@ -9,7 +9,6 @@
 
 #include "hwsig/catalog.h"
 #include "hwsig/fs.h"
-#include "hwsig/parse.h"
 #include "pmu_backend.h"
 
 namespace hwsig {
@@ -46,25 +45,16 @@ private:
 		plan_ = plan_core_events(*pmus_, cpu_);
 		for (const auto &[series, why] : plan_.missing)
 			notes_.series_missing({series}, why);
-		std::vector<unsigned> cpus;
-		if (auto online = read_trimmed(join_path(root, "/sys/devices/system/cpu/online")))
-			if (auto parsed = parse_cpu_list(*online))
-				cpus = *parsed;
-		if (cpus.empty()) {
-			notes_.core_missing("cannot read the online CPU list");
-		} else {
-			const std::string device = join_path(root, "/dev/hwsig");
-			if (!(opt_.use_kmod && path_exists(device) &&
-			      kmod_.init(device, *pmus_, cpu_, plan_, opt_.start_kmod)))
-				perf_.init(cpus, cpu_, plan_, kmod_.problem(), notes_);
-		}
+		const std::string device = join_path(root, "/dev/hwsig");
+		if (!(opt_.use_kmod && path_exists(device) && kmod_.init(device, *pmus_, cpu_, plan_, opt_.start_kmod)))
+			perf_.init(root, cpu_, plan_, kmod_.problem(), notes_);
 		uncore_.init(*pmus_, cpu_, notes_);
 	}
 
 	void collect_core(Snapshot &snap)
 	{
 		if (!kmod_.active())
-			return perf_.collect(snap);
+			return perf_.collect(snap, notes_);
 		switch (kmod_.refresh(notes_)) {
 		case pmu::KmodBackend::Refresh::Failed:
 			return;
@@ -72,7 +62,7 @@ private:
 			// A new configuration: reread which series each slot feeds.
 			init(root_);
 			if (!kmod_.active())
-				return perf_.collect(snap);
+				return perf_.collect(snap, notes_);
 			break;
 		case pmu::KmodBackend::Refresh::Same:
 			break;

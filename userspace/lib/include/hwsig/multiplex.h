@@ -40,6 +40,10 @@ public:
 	// one means the counter restarted (its CPU came back online): its
 	// counting starts again from zero.
 	void read(const CounterReading &now);
+	// The counter was opened again: its next reading counts from zero,
+	// added to the totals so far (a reopened counter's count and times can
+	// already exceed the last ones, which read() would take for a delta).
+	void restart() { last_ = CounterReading{}; }
 	// Cumulative: value is the estimate, mux what it was estimated from.
 	const CounterPoint &totals() const { return totals_; }
 
@@ -49,23 +53,28 @@ private:
 };
 
 // The counters one PMU backend reads, each scaled per interval between its
-// own reads, and what one collect read of them summed per scope and at
-// system: per CPU (or box) first, then summed, never scaled as a sum.
+// own reads, and their sums per scope and at system: per CPU (or box)
+// first, then summed, never scaled as a sum.
 class ScaledCounters {
 public:
 	// Names one counter within the backend across collects: (CPU, event
-	// slot), (CPU, group member), (uncore box, 0).
+	// slot), (group, member), (uncore box, 0).
 	using Key = std::pair<unsigned, unsigned>;
 
 	// A reading of counter `key`, which feeds `series` at `scope` (and at
 	// system).
 	void read(Key key, std::string_view series, const std::string &scope, const CounterReading &r);
-	// Adds what was read since the last call to the snapshot, then starts
-	// the next collect. A counter not read this time (its CPU offline, a
-	// failed read) has no scope of its own in it, but stays in the system
-	// sum with its last total: dropping it would make the sum go down, a
-	// counter reset that never happened. What it counted meanwhile comes
-	// with its next read.
+	// Counter `key` was opened again (its CPU came back online): its next
+	// reading counts from zero, on top of its total so far.
+	void restart(Key key);
+	// Adds the sums to the snapshot, then starts the next collect. A scope
+	// is in it when at least one of its counters was read this time. A
+	// counter not read this time (its CPU offline, a failed read) stays in
+	// the sums of its scope and of system with its last total: dropping it
+	// would make a sum of several counters (system, an uncore socket:N) go
+	// down, a counter reset that never happened. What it counted meanwhile
+	// comes with its next read. A scope none of whose counters was read
+	// (cpu:N of an offline CPU) has no point.
 	void add_to(Snapshot &snap, std::string_view via);
 	// The counters were reopened: their counts start again.
 	void clear();
@@ -73,10 +82,10 @@ public:
 private:
 	struct Counter {
 		IntervalScaledCounter scaled;
-		std::string series;
+		std::string series, scope;
+		bool read = false; // since the last add_to
 	};
 	std::map<Key, Counter> counters_;
-	std::map<std::pair<std::string, std::string>, CounterPoint> scoped_; // (series, scope): read this time
 };
 
 } // namespace hwsig

@@ -22,11 +22,13 @@ const std::vector<std::string_view> &pmu_dram_series();
 
 // ---- core counters (pmu_plan.cpp) ----
 
-// One pmu.* series and the events that can feed it, best first: a backend
-// uses the first alternative the kernel accepts.
+// One pmu.* series and the one event that feeds it on this CPU, whichever
+// backend counts it: hwsig.ko cannot try an event and fall back to another
+// the way perf_event_open can, so the plan never offers a choice that the
+// two would settle differently.
 struct CoreSeriesPlan {
 	std::string series; // series.h name, e.g. "pmu.cycles"
-	std::vector<PerfEventSpec> alternatives;
+	PerfEventSpec event;
 };
 struct CorePlan {
 	std::vector<CoreSeriesPlan> series;
@@ -72,10 +74,10 @@ UncoreDramPlan plan_uncore_dram(const PmuDevices &pmus, const CpuIdentity &cpu);
 // The event as hwsig.ko takes it, counting on every CPU.
 KmodEvent to_kmod_event(const PerfEventSpec &spec, std::string name);
 
-// The default event set for hwsig.ko: the cpu.* events of this CPU (first
-// choice of each series), or, on a host without a core PMU, the software
-// events (so that the module's machinery still runs and can be checked);
-// *software_only says which it chose.
+// The default event set for hwsig.ko: the cpu.* events of this CPU (the
+// plan's, as the perf_event_open backend counts them), or, on a host
+// without a core PMU, the software events (so that the module's machinery
+// still runs and can be checked); *software_only says which it chose.
 std::vector<KmodEvent> default_kmod_events(const PmuDevices &pmus, const CpuIdentity &cpu, bool *software_only);
 
 // `hwsigctl kmod start --events LIST`: LIST split at the commas that are

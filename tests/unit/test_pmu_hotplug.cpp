@@ -1,0 +1,128 @@
+// Issue 13, item 12: the perf_event_open backend follows the online CPU list
+// (<root>/sys/devices/system/cpu/online, a scratch copy here that the test
+// rewrites) from one collect to the next: it opens the groups of a CPU that
+// came online and closes those of one that went offline, and a CPU back
+// online continues its sums instead of resetting them. The kernel has no
+// hardware PMU here, so the plan is made of software events (cpu-clock
+// counts on every CPU, idle or not), opened on the host's first two CPUs.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <fstream>
+#include <linux/perf_event.h>
+
+#include "hwsig/error.h"
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
+#include "hwsig/series.h"
+
+#include "../../userspace/lib/pmu_backend.h"
+
+using namespace hwsig;
+
+namespace {
+
+std::size_t open_fds()
+{
+	return list_dir("/proc/self/fd").size();
+}
+
+struct ScratchRoot {
+	std::string root;
+	ScratchRoot()
+	{
+		char tmpl[] = "/tmp/hwsig-hotplug-XXXXXX";
+		REQUIRE(mkdtemp(tmpl));
+		root = tmpl;
+		REQUIRE(system(("mkdir -p " + root + "/sys/devices/system/cpu").c_str()) == 0);
+	}
+	~ScratchRoot() { (void)system(("rm -rf " + root).c_str()); }
+	void online(const std::string &list)
+	{
+		std::ofstream(root + "/sys/devices/system/cpu/online") << list << "\n";
+	}
+};
+
+double value(const Snapshot &s, const char *series, const std::string &scope)
+{
+	const auto *p = s.counter(series, scope);
+	REQUIRE(p);
+	return p->value;
+}
+
+} // namespace
+
+TEST_CASE("perf backend: groups opened for a CPU that comes online, closed when it goes", "[source_pmu][hotplug]")
+{
+	const auto host = parse_cpu_list(read_trimmed("/sys/devices/system/cpu/online").value_or(""));
+	if (!host || host->size() < 2) {
+		WARN("needs two online CPUs");
+		return;
+	}
+	const unsigned a = (*host)[0], b = (*host)[1];
+	try {
+		PerfGroup::open({PerfEventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}},
+				static_cast<int>(a));
+	} catch (const Error &e) {
+		FAIL("perf_event_open per CPU not permitted here ("
+		     << errno_name(e.err()) << "): run as root or lower kernel.perf_event_paranoid");
+	}
+
+	CorePlan plan;
+	plan.series.push_back({series::kPmuCycles, {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}});
+	plan.series.push_back({series::kPmuInstructions,
+			       {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 0}});
+	const std::string A = "cpu:" + std::to_string(a), B = "cpu:" + std::to_string(b);
+
+	ScratchRoot t;
+	t.online(std::to_string(a));
+	pmu::PmuNotes notes;
+	pmu::PerfBackend perf;
+	perf.init(t.root, CpuIdentity{}, plan, "", notes);
+	const std::size_t fds_one = open_fds(); // one group {cycles, instructions} on CPU a: 2 fds
+	Snapshot s1;
+	perf.collect(s1, notes);
+	CHECK(s1.counter(series::kPmuCycles, A));
+	CHECK_FALSE(s1.counter(series::kPmuCycles, B));
+
+	// b comes online: opened at the next collect.
+	t.online(std::to_string(a) + "," + std::to_string(b));
+	Snapshot s2;
+	perf.collect(s2, notes);
+	CHECK(open_fds() == fds_one + 2);
+	REQUIRE(s2.counter(series::kPmuCycles, B));
+	REQUIRE(s2.counter(series::kPmuInstructions, B));
+	const double b2 = value(s2, series::kPmuCycles, B);
+	CHECK(value(s2, series::kPmuCycles, "system") == Approx(value(s2, series::kPmuCycles, A) + b2));
+
+	// b goes offline: its group is closed, its count stays in the system sum.
+	t.online(std::to_string(a));
+	Snapshot s3;
+	perf.collect(s3, notes);
+	CHECK(open_fds() == fds_one);
+	CHECK_FALSE(s3.counter(series::kPmuCycles, B));
+	CHECK(value(s3, series::kPmuCycles, "system") == Approx(value(s3, series::kPmuCycles, A) + b2));
+	CHECK(value(s3, series::kPmuCycles, "system") > value(s2, series::kPmuCycles, "system"));
+
+	// b back: opened again, counting on from where it was (no reset).
+	t.online(std::to_string(a) + "," + std::to_string(b));
+	Snapshot s4;
+	perf.collect(s4, notes);
+	CHECK(open_fds() == fds_one + 2);
+	REQUIRE(s4.counter(series::kPmuCycles, B));
+	CHECK(value(s4, series::kPmuCycles, B) > b2);
+	CHECK(value(s4, series::kPmuCycles, "system") > value(s3, series::kPmuCycles, "system"));
+
+	// An unreadable list this time: what is open stays open and is read.
+	t.online("garbage");
+	Snapshot s5;
+	perf.collect(s5, notes);
+	CHECK(open_fds() == fds_one + 2);
+	CHECK(s5.counter(series::kPmuCycles, B));
+
+	Snapshot none;
+	notes.add_to(none);
+	CHECK(none.unavailable().empty());
+	perf.reset();
+	CHECK(open_fds() == fds_one - 2);
+}
