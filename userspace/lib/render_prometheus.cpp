@@ -99,7 +99,7 @@ const std::vector<Spec> &specs()
 		{kPmuInstructions, Type::Counter, "cpu_instructions_total", 1, 1,
 		 "Instructions retired (PMU, as counted).", {}, true},
 		{kPmuStallCycles, Type::Counter, "cpu_stall_cycles_total", 1, 1,
-		 "Stalled cycles, the vendor's best equivalent of frontend+backend stalls (PMU, as counted).",
+		 "Stall cycles: cycles in which the thread retired no op, Intel UOPS_RETIRED.STALLS, AMD retired ops inv cmask=1 (PMU, as counted).",
 		 {}, true},
 		{kPmuL1dMisses, Type::Counter, "cpu_l1d_misses_total", 1, 1,
 		 "L1 data cache misses (PMU, as counted).", {}, true},

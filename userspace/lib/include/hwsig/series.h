@@ -46,7 +46,7 @@ inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
 // Scopes: cpu:N, system, (vm:NAME when counted per VM).
 inline constexpr const char *kPmuCycles = "pmu.cycles";
 inline constexpr const char *kPmuInstructions = "pmu.instructions";
-inline constexpr const char *kPmuStallCycles = "pmu.stall_cycles"; // vendor's best equivalent
+inline constexpr const char *kPmuStallCycles = "pmu.stall_cycles"; // cycles that retired no op
 inline constexpr const char *kPmuL1dMisses = "pmu.l1d_misses";
 inline constexpr const char *kPmuL2Misses = "pmu.l2_misses";
 inline constexpr const char *kPmuLlcReferences = "pmu.llc_references";
