@@ -38,6 +38,10 @@ struct hwsig_vhost_stats {
 	__u64 handled;     /* handle_tx / handle_rx invocations for the queue */
 	__u64 stalls;      /* RX: handle_rx invocations with a ring stall */
 	__u64 read_errors; /* invocations whose avail index was unreadable */
+	__u64 viommu;      /* invocations not sampled: the device translates
+			    * its ring addresses through an IOTLB (a vIOMMU,
+			    * VIRTIO_F_ACCESS_PLATFORM), so vq->avail is a
+			    * guest I/O address, not a user address */
 };
 
 /* Slot of a 16-bit depth. */

@@ -4,7 +4,9 @@
  *
  *   depth  sampled at the entry of handle_tx / handle_rx (the vhost worker
  *          is about to handle that queue): (u16)(avail->idx, read from the
- *          ring in the owner's memory, - vq->last_avail_idx);
+ *          ring in the owner's memory, - vq->last_avail_idx); not sampled
+ *          (counted in viommu) for a device behind a vIOMMU, whose ring
+ *          address is a guest I/O address;
  *   stall  a handle_rx invocation during which vhost_enable_notify() was
  *          called on that invocation's RX queue. handle_rx calls it there
  *          exactly when get_rx_bufs() found no (or not enough) receive
@@ -42,8 +44,9 @@ struct vhost_dev___hwsig {
 } __attribute__((preserve_access_index));
 
 struct vhost_virtqueue___hwsig {
-	struct vring_avail *avail; /* __user: the owner's memory */
+	struct vring_avail *avail; /* __user: the owner's memory, or an IOVA */
 	__u16 last_avail_idx;
+	void *iotlb;               /* set: the ring addresses are IOVAs */
 } __attribute__((preserve_access_index));
 
 struct vhost_net_virtqueue___hwsig {
@@ -122,10 +125,15 @@ static __always_inline void make_key(struct hwsig_vhost_key *key, __u32 owner, _
 	key->pad = 0;
 }
 
-/* One handler invocation: count it, sample the depth. avail is the user
- * address of the ring's struct vring_avail. */
+/* One handler invocation: count it, sample the depth. avail is the ring's
+ * struct vring_avail: a user address, unless iotlb is set. vhost reads its
+ * rings through vq->iotlb whenever that is set (vhost_get_user(): the
+ * device acked VIRTIO_F_ACCESS_PLATFORM and sits behind a vIOMMU): then
+ * vq->avail is a guest I/O address, which read as a user address gives
+ * another mapping's bytes or nothing. Such a device is counted, not
+ * sampled. */
 static __always_inline void sample(const struct hwsig_vhost_key *key, const void *avail,
-				   __u16 last_avail)
+				   __u16 last_avail, bool iotlb)
 {
 	struct hwsig_vhost_stats *s = stats_of(key);
 	__u16 idx;
@@ -134,6 +142,10 @@ static __always_inline void sample(const struct hwsig_vhost_key *key, const void
 	if (!s)
 		return;
 	s->handled++;
+	if (iotlb) {
+		s->viommu++;
+		return;
+	}
 	if (!avail || bpf_probe_read_user(&idx, sizeof(idx),
 					(const char *)avail + VRING_AVAIL_IDX_OFFSET)) {
 		s->read_errors++;
@@ -226,7 +238,8 @@ static __always_inline void handler_btf(struct vhost_net___hwsig *net,
 	struct hwsig_vhost_key key;
 
 	make_key(&key, owner_btf(net), queue);
-	sample(&key, vq->avail, vq->last_avail_idx);
+	sample(&key, vq->avail, vq->last_avail_idx,
+	       bpf_core_field_exists(vq->iotlb) && vq->iotlb);
 	if (rx)
 		rx_begins(&key, (__u64)vq);
 }
@@ -271,7 +284,8 @@ static __always_inline void handler_kprobe(struct vhost_net___hwsig *net,
 	if (bpf_core_field_exists(mm->owner) && mm)
 		owner = BPF_CORE_READ(mm, owner, tgid);
 	make_key(&key, owner, queue);
-	sample(&key, BPF_CORE_READ(vq, avail), BPF_CORE_READ(vq, last_avail_idx));
+	sample(&key, BPF_CORE_READ(vq, avail), BPF_CORE_READ(vq, last_avail_idx),
+	       bpf_core_field_exists(vq->iotlb) && BPF_CORE_READ(vq, iotlb));
 	if (rx)
 		rx_begins(&key, (__u64)vq);
 }

@@ -119,6 +119,7 @@ VhostQueueCounts to_counts(const hwsig_vhost_stats &s)
 	c.handled = s.handled;
 	c.stalls = s.stalls;
 	c.read_errors = s.read_errors;
+	c.viommu = s.viommu;
 	return c;
 }
 

@@ -1,10 +1,14 @@
 // hwsigctl hist: runqlat/biolatency layout, per-disk sizes against known I/O.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <atomic>
+#include <cstring>
 #include <csignal>
 #include <cstdio>
 #include <chrono>
@@ -13,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "require_root.h"
 #include "workloads.h"
@@ -100,6 +105,130 @@ TEST_CASE("hwsigctl hist runq: runqlat's layout, the process's switches counted"
 		total += n;
 	CHECK(total >= 2u * kRounds * 95 / 100);
 	CHECK(counts.count("0->1")); // the first slot is labelled as libbpf-tools does
+}
+
+// Side by side with libbpf-tools' runqlat (scripts/install-deps installs
+// it), both filtering the same process over the same window: the same
+// events at the same tracepoints, timed by each tool's own programs. The
+// two programs of one event run one after the other, a few hundred ns
+// apart, which can move a wait across a slot boundary: so the totals must
+// agree within 1 % (and 10), and the cumulative distributions within 5 %
+// of the samples at every slot boundary.
+TEST_CASE("hwsigctl hist runq against runqlat on the same workload: totals and slot distribution", "[cli][sched][runqlat]")
+{
+	require_root();
+	const char *runqlat = "/usr/sbin/runqlat";
+	INFO("libbpf-tools' runqlat is installed by scripts/install-deps");
+	REQUIRE(access(runqlat, X_OK) == 0);
+	constexpr unsigned kRounds = 4000;
+	const int cpu = hwsig_test::pick_cpu();
+	hwsig_test::Child child = hwsig_test::Child::ping_pong(cpu, kRounds);
+	// Another process's hog on the same CPU: the ping-pong's waits spread
+	// over several slots instead of all landing in the first ones.
+	hwsig_test::Child hog = hwsig_test::Child::hog(cpu, 700);
+	std::string pid = std::to_string(child.pid());
+	// Both run until SIGINT (one histogram each, printed at the signal):
+	// the workload starts once both have said "Tracing..." (attached) and
+	// both stop after it ended, whatever the load on the host.
+	Run ours, theirs;
+	std::atomic<int> attached{0};
+	struct Tool {
+		pid_t pid = -1;
+		int out = -1;
+	};
+	auto spawn = [](std::vector<std::string> argv) {
+		Tool t;
+		int fds[2];
+		if (pipe2(fds, O_CLOEXEC))
+			return t;
+		t.pid = fork();
+		if (t.pid == 0) {
+			dup2(fds[1], 1);
+			dup2(fds[1], 2);
+			std::vector<char *> a;
+			for (auto &s : argv)
+				a.push_back(s.data());
+			a.push_back(nullptr);
+			execv(a[0], a.data());
+			_exit(127);
+		}
+		close(fds[1]);
+		t.out = fds[0];
+		return t;
+	};
+	auto reader = [&](Tool t, Run &r) {
+		if (t.pid < 0) {
+			attached++;
+			return; // status -1: checked below (no Catch macros off the main thread)
+		}
+		FILE *f = fdopen(t.out, "r");
+		char line[4096];
+		bool said = false;
+		while (f && std::fgets(line, sizeof line, f)) {
+			r.out += line;
+			if (!said && std::strstr(line, "Tracing")) {
+				said = true;
+				attached++;
+			}
+		}
+		if (!said)
+			attached++;
+		if (f)
+			fclose(f);
+		int st = 0;
+		waitpid(t.pid, &st, 0);
+		r.status = st;
+	};
+	Tool hw = spawn({HWSIGCTL_PATH, "hist", "runq", "-p", pid});
+	Tool rq = spawn({runqlat, "-p", pid});
+	std::thread a(reader, hw, std::ref(ours));
+	std::thread b(reader, rq, std::ref(theirs));
+	for (int i = 0; i < 1500 && attached.load() < 2; ++i)
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the banner precedes nothing else
+	hog.go();
+	child.go();
+	child.wait_report();
+	hog.wait_report();
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	for (const Tool &t : {hw, rq})
+		if (t.pid > 0)
+			kill(t.pid, SIGINT);
+	a.join();
+	b.join();
+	INFO("hwsigctl:\n" << ours.out << "\nrunqlat:\n" << theirs.out);
+	REQUIRE(WEXITSTATUS(ours.status) == 0);
+	REQUIRE(WEXITSTATUS(theirs.status) == 0);
+	int bad_ours = 0, bad_theirs = 0;
+	auto mine = slot_counts(ours.out, &bad_ours), ref = slot_counts(theirs.out, &bad_theirs);
+	CHECK(bad_ours == 0);
+	CHECK(bad_theirs == 0);
+	// Slots by their low bound, in order.
+	std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> slots;
+	for (const auto &[label, n] : mine)
+		slots[std::stoull(label.substr(0, label.find('-')))].first = n;
+	for (const auto &[label, n] : ref)
+		slots[std::stoull(label.substr(0, label.find('-')))].second = n;
+	std::uint64_t total_ours = 0, total_ref = 0;
+	for (const auto &[low, n] : slots) {
+		total_ours += n.first;
+		total_ref += n.second;
+	}
+	INFO("totals: hwsigctl " << total_ours << ", runqlat " << total_ref);
+	// The whole workload is in both windows: every round is two waits.
+	CHECK(total_ref >= 2u * kRounds);
+	const double diff = std::fabs(static_cast<double>(total_ours) - static_cast<double>(total_ref));
+	CHECK(diff <= std::max(10.0, 0.01 * static_cast<double>(total_ref)));
+	std::uint64_t cum_ours = 0, cum_ref = 0, used = 0;
+	for (const auto &[low, n] : slots) {
+		cum_ours += n.first;
+		cum_ref += n.second;
+		used += n.first || n.second;
+		INFO("below the slot after " << low << " us: hwsigctl " << cum_ours << ", runqlat " << cum_ref);
+		CHECK(std::fabs(static_cast<double>(cum_ours) - static_cast<double>(cum_ref)) <=
+		      0.05 * static_cast<double>(total_ref));
+	}
+	CHECK(used >= 3); // a distribution, not one slot
 }
 
 TEST_CASE("hwsigctl hist runq -P: a guest is labelled by its VM name, not QEMU's comm", "[cli][sched]")

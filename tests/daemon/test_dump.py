@@ -58,7 +58,7 @@ def golden_and_failures():
         facts = dict(line.split("\t", 1) for line in p.stdout.splitlines() if "\t" in line)
         r.check("replay --info: version, trigger and host facts", facts.get("format") == "2" and
                 facts.get("trigger") == "request" and facts.get("kernel", "").startswith(os.uname().release) and
-                facts.get("catalog_version") == "2" and facts.get("interval_s") == "0.5", str(facts))
+                facts.get("catalog_version") == "3" and facts.get("interval_s") == "0.5", str(facts))
         # The request's snapshot: the newest when the dump was asked, on
         # the monotonic clock (this process's is the same clock).
         trig = int(facts.get("triggered_mono_ns", "0"))

@@ -85,8 +85,8 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	};
 	CHECK(refused("", "empty"));
 	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
-	CHECK(refused("hwsig-snapshot\t3\nend\n", "version 3, this hwsigctl reads 1 to 2"));
-	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 2"));
+	CHECK(refused("hwsig-snapshot\t4\nend\n", "version 4, this hwsigctl reads 1 to 3"));
+	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 3"));
 	CHECK(refused(good.substr(0, good.size() - 4), "truncated (no 'end')"));
 	CHECK(refused(good.substr(0, good.size() - 1), "truncated (no newline)"));
 	CHECK(refused(good + "C\tx\tsystem\tkmod\t1\t1\n", "data after 'end'"));
@@ -129,6 +129,6 @@ TEST_CASE("a version 1 snapshot (an older hwsigd, its dumps) is still read", "[w
 	CHECK(c->mux.empty());
 	REQUIRE(got.snapshot.counter("stat.total", "system"));
 	CHECK(got.snapshot.counter("stat.total", "system")->value == 7);
-	// and written back as version 2
-	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t2\n", 0) == 0);
+	// and written back as the current version
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t3\n", 0) == 0);
 }

@@ -283,26 +283,35 @@ TEST_CASE("vhost series derive per queue, per VM and system", "[vhost][derive]")
 	};
 	CHECK(value("vhost.queue_depth_p50", "vq:100:1:tx") == 4.0);
 	CHECK(value("vhost.queue_depth_p99", "vq:100:1:tx") == 32.0);
-	CHECK(value("vhost.queue_depth_p50", "vq:100:0:rx") == 1.0);
+	// RX: the free buffers (1 x 0, 5 x 1), under their own ids.
+	CHECK(value("vhost.rx_buffers_p50", "vq:100:0:rx") == 1.0);
+	CHECK(value("vhost.rx_buffers_p1", "vq:100:0:rx") == 0.0);
+	CHECK(value("vhost.rx_empty_ratio", "vq:100:0:rx") == Approx(1.0 / 6));
+	CHECK_FALSE(value("vhost.queue_depth_p50", "vq:100:0:rx"));
+	REQUIRE(find_note(iv, "vhost.queue_depth_p99", "vq:100:0:rx"));
+	CHECK(find_note(iv, "vhost.queue_depth_p99", "vq:100:0:rx")->reason.rfind("RX queue", 0) == 0);
 	CHECK(value("vhost.ring_stalls_ps", "vq:100:0:rx") == Approx(3.0)); // 6 in 2 s
 	CHECK(value("vhost.queue_depth_p50", "vq:200:1:tx") == 8.0);
 	CHECK(value("vhost.ring_stalls_ps", "vq:200:0:rx") == Approx(0.0));
-	// db RX was idle: no depth percentile, and derive says why.
-	CHECK_FALSE(value("vhost.queue_depth_p50", "vq:200:0:rx"));
-	REQUIRE(find_note(iv, "vhost.queue_depth_p50", "vq:200:0:rx"));
+	// db RX was idle: no buffer percentile, and derive says why.
+	CHECK_FALSE(value("vhost.rx_buffers_p50", "vq:200:0:rx"));
+	REQUIRE(find_note(iv, "vhost.rx_buffers_p50", "vq:200:0:rx"));
+	REQUIRE(find_note(iv, "vhost.rx_empty_ratio", "vq:200:0:rx"));
 	// TX has no stalls by definition: a note, not a zero.
 	CHECK_FALSE(value("vhost.ring_stalls_ps", "vq:100:1:tx"));
 	const UnavailableNote *tx = find_note(iv, "vhost.ring_stalls_ps", "vq:100:1:tx");
 	REQUIRE(tx);
 	CHECK(tx->reason.find("TX") != std::string::npos);
-	// Per VM: web's two queues merged (100 TX + 6 RX samples: 1 x 0, 5 x 1,
-	// 90 x 4, 10 x 32 -> p50 4, p99 32), stalls summed.
+	// Per VM: web's TX queues merged (90 x 4, 10 x 32 -> p50 4, p99 32),
+	// its RX queues apart, stalls summed.
+	CHECK(value("vhost.rx_buffers_p50", "vm:web") == 1.0);
+	CHECK(value("vhost.rx_empty_ratio", "system") == Approx(1.0 / 6));
 	CHECK(value("vhost.queue_depth_p50", "vm:web") == 4.0);
 	CHECK(value("vhost.queue_depth_p99", "vm:web") == 32.0);
 	CHECK(value("vhost.ring_stalls_ps", "vm:web") == Approx(3.0));
 	CHECK(value("vhost.queue_depth_p50", "vm:db") == 8.0);
 	CHECK(value("vhost.ring_stalls_ps", "vm:db") == Approx(0.0));
-	// System: every queue.
+	// System: every TX queue (web's 100 and db's 20 x 8).
 	CHECK(value("vhost.queue_depth_p50", "system") == 4.0);
 	CHECK(value("vhost.queue_depth_p99", "system") == 32.0);
 	CHECK(value("vhost.ring_stalls_ps", "system") == Approx(3.0));
@@ -310,6 +319,78 @@ TEST_CASE("vhost series derive per queue, per VM and system", "[vhost][derive]")
 	const UnavailableNote *none = find_note(iv, "vhost.queue_depth_p50", "vm:novhost");
 	REQUIRE(none);
 	CHECK(none->reason.find("no vhost-net virtqueue") != std::string::npos);
+}
+
+TEST_CASE("vhost RX: the low end of the free buffers, never their high end as a queue depth", "[vhost][derive]")
+{
+	// A healthy guest keeps 200 receive buffers posted; in 5 handle_rx
+	// runs of 100 it had none. TX runs with 3 packets queued. The RX
+	// depth's p99 (~200) is the healthy end: it must not be reported as
+	// the queue depth of the queue, the VM or the host, where it would
+	// cross the saturation threshold (vhost.depth_p99, 192).
+	std::vector<Vm> vms = {vm(100, "web")};
+	std::map<VhostQueueKey, VhostQueueCounts> q0, q1;
+	q0[key(100, 110, false)] = counts({});
+	q0[key(100, 110, true)] = counts({});
+	q1[key(100, 110, false)] = counts({{200, 95}, {0, 5}}, 5);
+	q1[key(100, 110, true)] = counts({{3, 100}});
+	Interval iv = checked_derive(snapshot_at(10, q0, vms), snapshot_at(11, q1, vms), vhost_metric_ids());
+	for (const char *scope : {"vq:100:0:rx", "vm:web", "system"}) {
+		INFO(scope);
+		const Metric *p1 = find(iv, "vhost.rx_buffers_p1", scope);
+		REQUIRE(p1);
+		CHECK(p1->value == 0.0); // 5 % of the runs found the ring empty
+		const Metric *empty = find(iv, "vhost.rx_empty_ratio", scope);
+		REQUIRE(empty);
+		CHECK(empty->value == Approx(0.05));
+		const Metric *p50 = find(iv, "vhost.rx_buffers_p50", scope);
+		REQUIRE(p50);
+		CHECK(p50->value >= 128);
+		CHECK(p50->value <= 255);
+	}
+	CHECK_FALSE(find(iv, "vhost.queue_depth_p99", "vq:100:0:rx"));
+	for (const char *scope : {"vq:100:1:tx", "vm:web", "system"}) {
+		INFO(scope);
+		const Metric *p99 = find(iv, "vhost.queue_depth_p99", scope);
+		REQUIRE(p99);
+		CHECK(p99->value == 3.0);
+	}
+	// A TX queue has no receive buffers: said, not zero.
+	REQUIRE(find_note(iv, "vhost.rx_buffers_p1", "vq:100:1:tx"));
+	CHECK_FALSE(find(iv, "vhost.rx_buffers_p1", "vq:100:1:tx"));
+}
+
+TEST_CASE("vhost behind a vIOMMU: depth not sampled, said so; stalls still counted", "[vhost][derive]")
+{
+	std::vector<Vm> vms = {vm(100, "web")};
+	std::map<VhostQueueKey, VhostQueueCounts> q0, q1;
+	auto iommu = [](std::uint64_t runs, std::uint64_t stalls) {
+		VhostQueueCounts c;
+		c.handled = runs;
+		c.viommu = runs;
+		c.stalls = stalls;
+		return c;
+	};
+	q0[key(100, 110, false)] = iommu(0, 0);
+	q0[key(100, 110, true)] = iommu(0, 0);
+	q1[key(100, 110, false)] = iommu(10, 4);
+	q1[key(100, 110, true)] = iommu(30, 0);
+	Interval iv = checked_derive(snapshot_at(10, q0, vms), snapshot_at(12, q1, vms), vhost_metric_ids());
+	for (auto [id, scope] : std::vector<std::pair<const char *, const char *>>{
+		     {"vhost.queue_depth_p50", "vq:100:1:tx"},
+		     {"vhost.queue_depth_p99", "vm:web"},
+		     {"vhost.rx_buffers_p1", "vq:100:0:rx"},
+		     {"vhost.rx_empty_ratio", "vm:web"},
+		     {"vhost.rx_buffers_p50", "system"}}) {
+		INFO(id << " " << scope);
+		CHECK_FALSE(find(iv, id, scope));
+		const UnavailableNote *n = find_note(iv, id, scope);
+		REQUIRE(n);
+		CHECK(n->reason.find("vIOMMU") != std::string::npos);
+	}
+	const Metric *stalls = find(iv, "vhost.ring_stalls_ps", "vq:100:0:rx");
+	REQUIRE(stalls);
+	CHECK(stalls->value == Approx(2.0));
 }
 
 TEST_CASE("vhost per-VM sums keep retired queues: no reset when a device goes", "[vhost][derive]")
@@ -321,8 +402,7 @@ TEST_CASE("vhost per-VM sums keep retired queues: no reset when a device goes", 
 	// The device of worker 120 is gone; its counts were retired.
 	q1[key(100, 110, true)] = counts({{4, 30}});
 	VhostRetired retired;
-	retired.by_owner[100] = q0[key(100, 120, true)];
-	retired.all = q0[key(100, 120, true)];
+	retired.add(100, q0[key(100, 120, true)], true);
 	Interval iv = checked_derive(snapshot_at(10, q0, vms), snapshot_at(12, q1, vms, retired), vhost_metric_ids());
 	const Metric *m = find(iv, "vhost.queue_depth_p50", "vm:web");
 	REQUIRE(m);

@@ -42,6 +42,22 @@ const std::map<std::string, Histogram, std::less<>> *scopes_of(const hwsig::Snap
 	return it == s.histograms().end() ? nullptr : &it->second.by_scope;
 }
 
+// vhost: the TX queues' depths and the RX queues' free buffers are two
+// series; their queues are shown together, a VM's rows summed over both
+// (as `hist vhost -V` without hwsigd does).
+std::map<std::string, Histogram, std::less<>> vhost_scopes(const hwsig::Snapshot &s)
+{
+	std::map<std::string, Histogram, std::less<>> out;
+	for (const char *name : {hwsig::series::kVhostDepth, hwsig::series::kVhostRxBuffers})
+		if (const auto *sc = scopes_of(s, name))
+			for (const auto &[scope, h] : *sc) {
+				auto [it, fresh] = out.emplace(scope, h);
+				if (!fresh)
+					it->second += h;
+			}
+	return out;
+}
+
 // "cpu:10" sorts after "cpu:9".
 bool scope_less(const std::string &a, const std::string &b)
 {
@@ -109,12 +125,14 @@ int run_from_daemon(const HistOptions &o, const hwsig::DaemonClient &daemon)
 	// The cumulative counts when the run starts: the first interval is
 	// the difference from them, as with collectors of our own.
 	auto first = daemon.snapshot().snapshot;
-	if (const auto *sc = scopes_of(first, series))
+	std::map<std::string, Histogram, std::less<>> vhost_first, vhost_now;
+	const auto *first_scopes = o.what == "vhost" ? &(vhost_first = vhost_scopes(first)) : scopes_of(first, series);
+	if (const auto *sc = first_scopes)
 		for (const auto &[scope, h] : *sc)
 			prev[scope] = h;
 	return interval_loop(o, banner.c_str(), [&] {
 		auto snap = daemon.snapshot().snapshot;
-		const auto *sc = scopes_of(snap, series);
+		const auto *sc = o.what == "vhost" ? &(vhost_now = vhost_scopes(snap)) : scopes_of(snap, series);
 		std::vector<std::string> rows;
 		Histogram sum;
 		sum.layout = Histogram::Layout::Log2;

@@ -81,6 +81,7 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		e.hists.reserve(last.hists.size());
 		e.notes.reserve(last.notes.size());
 		e.from_zero.reserve(last.from_zero.size());
+		e.read_ns.reserve(last.read_ns.size());
 	}
 	if (!entries_.empty() && same_vms(*entries_.back().vms, vms))
 		e.vms = entries_.back().vms;
@@ -121,6 +122,14 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 			e.notes.push_back(intern3(n.id, n.scope, n.reason));
 	for (const auto &name : s.from_zero())
 		e.from_zero.push_back(intern(name));
+	auto stamps = [&](const auto &series_map) {
+		for (const auto &[name, series] : series_map)
+			if (series.read_ns)
+				e.read_ns.emplace_back(intern(name), series.read_ns);
+	};
+	stamps(s.counters());
+	stamps(s.gauges());
+	stamps(s.histograms());
 	entries_.push_back(std::move(e));
 	trim();
 	if (keys_.size() > kCompactAbove)
@@ -169,6 +178,8 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 	}
 	for (auto k : e.from_zero)
 		s.set_counts_from_zero(text(k));
+	for (const auto &[k, ns] : e.read_ns)
+		s.set_read_ns(text(k), ns);
 	return s;
 }
 
@@ -194,6 +205,8 @@ void History::compact_keys()
 			move_key(k);
 		for (auto &k : e.from_zero)
 			move_key(k);
+		for (auto &stamp : e.read_ns)
+			move_key(stamp.first);
 	}
 	keys_ = std::move(kept);
 }

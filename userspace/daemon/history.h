@@ -66,6 +66,9 @@ private:
 		std::vector<Hist> hists;
 		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
 		std::vector<std::uint32_t> from_zero; // keys of series names
+		// Each series' stamp (Snapshot::read_ns): a rate's time is its
+		// own source's, which the snapshot's mono_ns is not.
+		std::vector<std::pair<std::uint32_t, std::uint64_t>> read_ns; // series name key, stamp
 		// The VMs seen with it: shared with the entry before while the
 		// list does not change (it changes when a VM starts or stops).
 		std::shared_ptr<const std::vector<hwsig::Vm>> vms;

@@ -119,13 +119,25 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back({"io.pattern_entropy", "0..1", io, "BPF block",
 		     "normalized entropy of log2 seek distances: sequential ~0, random ~1",
 		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}});
-	// vhost (Documentation/vhost.rst)
+	// vhost (Documentation/vhost.rst). A TX queue's depth is work waiting
+	// (high is trouble); an RX queue's is the guest's free receive
+	// buffers (low is trouble): apart, each with the end that signals.
 	c.push_back(pct("vhost.queue_depth_p50", "descriptors", vh, "BPF vhost",
-			"outstanding descriptors (avail - last_avail) when the worker handles the queue, median",
+			"TX: packets queued by the guest (avail - last_avail) when the worker handles the queue, median",
 			s::kVhostDepth, 0.50));
 	c.push_back(pct("vhost.queue_depth_p99", "descriptors", vh, "BPF vhost",
-			"outstanding descriptors when the worker handles the queue, 99th percentile",
+			"TX: packets queued by the guest when the worker handles the queue, 99th percentile",
 			s::kVhostDepth, 0.99));
+	c.push_back(pct("vhost.rx_buffers_p1", "buffers", vh, "BPF vhost",
+			"RX: receive buffers the guest had posted when the worker handled the queue, 1st "
+			"percentile (the low end: near 0, packets wait for the guest)",
+			s::kVhostRxBuffers, 0.01));
+	c.push_back(pct("vhost.rx_buffers_p50", "buffers", vh, "BPF vhost",
+			"RX: receive buffers the guest had posted when the worker handled the queue, median",
+			s::kVhostRxBuffers, 0.50));
+	c.push_back(ratio("vhost.rx_empty_ratio", "ratio", vh, "BPF vhost",
+			  "RX: share of handle_rx runs that found no receive buffer posted",
+			  {s::kVhostRxEmpty}, {s::kVhostRxSamples}));
 	c.push_back(rate("vhost.ring_stalls_ps", "stalls/s", vh, "BPF vhost",
 			 "RX: handle_rx runs that had a packet pending but no guest buffer for it, per second",
 			 {s::kVhostStalls}));

@@ -78,7 +78,6 @@ public:
 	Deriver(const Snapshot &prev, const Snapshot &cur, Interval &out, const RunStart *start = nullptr)
 		: prev_(prev), cur_(cur), out_(out), start_(start)
 	{
-		dt_ = seconds_between(prev.mono_ns, cur.mono_ns);
 	}
 
 	void run(const MetricDef &def)
@@ -127,18 +126,23 @@ private:
 	}
 
 	// Where (name, scope) starts: prev_, or for a summary the snapshot in
-	// which the scope first appeared. Sets dt and the note saying so.
+	// which the scope first appeared. Returns the seconds from there to
+	// cur_ between two readings of the series' own source (each source is
+	// stamped at its read: VM discovery and the sources before it are not
+	// in its interval), and sets the note saying where a summary's scope
+	// starts.
 	double scope_seconds(const std::string &name, const std::string &scope, std::string &note) const
 	{
+		const std::uint64_t from = prev_.read_ns(name), to = cur_.read_ns(name);
 		if (!start_)
-			return dt_;
+			return seconds_between(from, to);
 		std::uint64_t since = start_->since(name, scope);
-		if (since <= prev_.mono_ns)
-			return dt_;
-		double s = seconds_between(since, cur_.mono_ns);
+		if (since <= from)
+			return seconds_between(from, to);
+		double s = seconds_between(since, to);
 		char buf[128];
 		std::snprintf(buf, sizeof(buf), "first seen %.2f s into the run: over its last %.2f s",
-			      seconds_between(prev_.mono_ns, since), s);
+			      seconds_between(from, since), s);
 		note = buf;
 		return s;
 	}
@@ -305,17 +309,27 @@ private:
 	const Snapshot &cur_;
 	Interval &out_;
 	const RunStart *start_ = nullptr;
-	double dt_ = 0;
 };
 
 } // namespace
 
 void RunStart::observe(const Snapshot &s)
 {
+	// For the next call: a scope that appears then is covered from this
+	// reading of its series.
+	auto keep_stamps = [&] {
+		last_mono_ns_ = s.mono_ns;
+		last_read_ns_.clear();
+		for (const auto &[name, series] : s.counters())
+			last_read_ns_[name] = s.read_ns(name);
+		for (const auto &[name, series] : s.histograms())
+			last_read_ns_[name] = s.read_ns(name);
+	};
 	if (!have_) {
 		first_ = s;
+		first_.stamp_readings(0);
 		have_ = true;
-		last_mono_ns_ = s.mono_ns;
+		keep_stamps();
 		return;
 	}
 	// A scope absent from the first snapshot starts where it first
@@ -327,30 +341,36 @@ void RunStart::observe(const Snapshot &s)
 			if (first_.counter(name, scope))
 				continue;
 			if (first_.counts_from_zero(name)) {
-				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				since_.emplace(std::make_pair(name, scope), last_read(name));
 				continue;
 			}
 			first_.add_counter(name, scope, point, series.source);
-			since_[{name, scope}] = s.mono_ns;
+			since_[{name, scope}] = s.read_ns(name);
 		}
 	for (const auto &[name, series] : s.histograms())
 		for (const auto &[scope, hist] : series.by_scope) {
 			if (first_.histogram(name, scope))
 				continue;
 			if (first_.counts_from_zero(name)) {
-				since_.emplace(std::make_pair(name, scope), last_mono_ns_);
+				since_.emplace(std::make_pair(name, scope), last_read(name));
 				continue;
 			}
 			first_.add_histogram(name, scope, hist, series.source);
-			since_[{name, scope}] = s.mono_ns;
+			since_[{name, scope}] = s.read_ns(name);
 		}
-	last_mono_ns_ = s.mono_ns;
+	keep_stamps();
+}
+
+std::uint64_t RunStart::last_read(const std::string &name) const
+{
+	auto it = last_read_ns_.find(name);
+	return it == last_read_ns_.end() ? last_mono_ns_ : it->second;
 }
 
 std::uint64_t RunStart::since(const std::string &name, const std::string &scope) const
 {
 	auto it = since_.find({name, scope});
-	return it == since_.end() ? first_.mono_ns : it->second;
+	return it == since_.end() ? first_.read_ns(name) : it->second;
 }
 
 namespace {

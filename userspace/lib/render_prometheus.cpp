@@ -147,7 +147,11 @@ const std::vector<Spec> &specs()
 		 "Gap from the previous request's end, 512 B sectors (BPF block; _sum estimated from slot midpoints).",
 		 {512, 1, 512, true}},
 		{kVhostDepth, Type::Histogram, "vhost_queue_depth", 1, 1,
-		 "Descriptors made available by the guest and not yet taken by vhost, sampled at each handle_tx/rx "
+		 "TX: packets the guest made available and vhost has not yet taken, sampled at each handle_tx "
+		 "(BPF vhost; _sum estimated from slot midpoints).",
+		 {1, 1, 1, false}},
+		{kVhostRxBuffers, Type::Histogram, "vhost_rx_buffers", 1, 1,
+		 "RX: receive buffers the guest had posted, sampled at each handle_rx; low is trouble "
 		 "(BPF vhost; _sum estimated from slot midpoints).",
 		 {1, 1, 1, false}},
 		{kVhostStalls, Type::Counter, "vhost_ring_stalls_total", 1, 1,
@@ -618,7 +622,9 @@ void add_histogram(Exposition &ex, const Spec &spec, const Series<Histogram> &s,
 		slots = std::max(slots, h.counts.size());
 	if (slots == 0)
 		return;
-	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostDepth);
+	auto sel = select(s, in,
+			  std::string_view(spec.raw) != series::kVhostDepth &&
+				  std::string_view(spec.raw) != series::kVhostRxBuffers);
 	if (sel.host.empty() && sel.vm.empty())
 		return;
 	const auto b = Exposition::buckets(s.by_scope.begin()->second.layout, slots, spec.hist);

@@ -39,7 +39,11 @@ Snapshot Sampler::take()
 	timings_.resize(sources_.size());
 	for (std::size_t i = 0; i < sources_.size(); i++) {
 		auto &source = sources_[i];
-		const std::uint64_t started = now_ns(CLOCK_MONOTONIC);
+		const std::uint64_t started = monotonic_ns();
+		// Each source's reading has its own time: the discovery above and
+		// the sources before it take long enough to bend a rate taken over
+		// one common stamp (Documentation/metrics.rst, "Rates").
+		snap.stamp_readings(started);
 		try {
 			source->collect(ctx, snap);
 		} catch (const std::exception &e) {
@@ -50,6 +54,7 @@ Snapshot Sampler::take()
 		}
 		timings_[i] = {source->name(), static_cast<double>(now_ns(CLOCK_MONOTONIC) - started) * 1e-9};
 	}
+	snap.stamp_readings(0);
 	return snap;
 }
 

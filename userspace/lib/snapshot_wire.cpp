@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 
 #include "hwsig/error.h"
 
@@ -233,6 +234,22 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 			put_list(out, h.counts);
 			out += '\n';
 		}
+	// One stamp per series name (a name's series of every kind come from
+	// one source, stamped together).
+	std::map<std::string_view, std::uint64_t> stamps;
+	auto stamp = [&](const auto &series_map) {
+		for (const auto &[name, series] : series_map)
+			if (series.read_ns)
+				stamps.emplace(name, series.read_ns);
+	};
+	stamp(snap.counters());
+	stamp(snap.gauges());
+	stamp(snap.histograms());
+	for (const auto &[name, ns] : stamps) {
+		out += "read\t";
+		put_escaped(out, name);
+		out += '\t' + std::to_string(ns) + '\n';
+	}
 	for (const auto &name : snap.from_zero()) {
 		out += "zero\t";
 		put_escaped(out, name);
@@ -250,6 +267,7 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 SharedSnapshot decode_snapshot(std::string_view text)
 {
 	SharedSnapshot s;
+	std::vector<std::pair<std::string, std::uint64_t>> stamps; // "read" lines
 	unsigned version = 0;
 	std::size_t line = 0, pos = 0;
 	bool ended = false;
@@ -327,6 +345,9 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			if (h.counts.size() > kMaxSlots)
 				bad(line, "too many histogram slots");
 			s.snapshot.add_histogram(f[1], f[2], std::move(h), f[3]);
+		} else if (kind == "read" && version >= 3) {
+			want(3);
+			stamps.emplace_back(f[1], to_unsigned<std::uint64_t>(f[2], line));
 		} else if (kind == "zero") {
 			want(2);
 			s.snapshot.set_counts_from_zero(f[1]);
@@ -344,6 +365,9 @@ SharedSnapshot decode_snapshot(std::string_view text)
 		bad(1, "empty");
 	if (!ended)
 		bad(line, "truncated (no 'end')");
+	// After every series is in: a stamp may precede its series' lines.
+	for (const auto &[name, ns] : stamps)
+		s.snapshot.set_read_ns(name, ns);
 	return s;
 }
 

@@ -90,6 +90,9 @@ private:
 
 	void emit(const SourceContext &ctx, Snapshot &snap)
 	{
+		// The checks and the attach above took their time: the reading is
+		// the map walk.
+		snap.restamp_readings();
 		auto queues = collector_->queues();
 		// Queues whose worker exited: their counts move to retired_ (the
 		// VM and system sums must not go backwards), their entries go.
@@ -102,8 +105,7 @@ private:
 							 : static_cast<int>(it->first.worker_tid);
 			if (auto o = owner_of_.find(it->first.worker_tid); o != owner_of_.end())
 				owner = o->second;
-			retired_.by_owner[owner] += it->second;
-			retired_.all += it->second;
+			retired_.add(owner, it->second, it->first.tx);
 			collector_->forget(it->first);
 			it = queues.erase(it);
 		}

@@ -61,6 +61,9 @@ public:
 		Read reads[std::size(kResources)];
 		bool any_missing = false;
 		for (std::size_t i = 0; i < std::size(kResources); ++i) {
+			// Each file's totals are stamped with its own read: a rate is
+			// the total's delta over the time between two reads of it.
+			reads[i].at_ns = monotonic_ns();
 			auto r = files_.read(paths_[i]);
 			if (!r.data) {
 				reads[i].err = r.err;
@@ -74,14 +77,18 @@ public:
 				snap.add_unavailable(id, "system", kNoPsi);
 			return;
 		}
-		for (std::size_t i = 0; i < std::size(kResources); ++i)
+		for (std::size_t i = 0; i < std::size(kResources); ++i) {
+			if (snap.stamping())
+				snap.stamp_readings(reads[i].at_ns);
 			emit(kResources[i], reads[i], snap);
+		}
 	}
 
 private:
 	struct Read {
 		int err = 0; // the read failed with this errno
 		Pressure pressure;
+		std::uint64_t at_ns = 0; // CLOCK_MONOTONIC right before the read
 	};
 
 	static void unavailable(const Resource &res, const std::string &reason, Snapshot &snap)

@@ -41,6 +41,7 @@ VhostQueueCounts &VhostQueueCounts::operator+=(const VhostQueueCounts &o)
 	handled += o.handled;
 	stalls += o.stalls;
 	read_errors += o.read_errors;
+	viommu += o.viommu;
 	return *this;
 }
 
@@ -121,26 +122,83 @@ std::vector<VhostQueueView> name_vhost_queues(
 
 const std::vector<std::string> &vhost_metric_ids()
 {
-	static const std::vector<std::string> ids = metrics_reading({series::kVhostDepth, series::kVhostStalls});
+	static const std::vector<std::string> ids = metrics_reading(
+		{series::kVhostDepth, series::kVhostRxBuffers, series::kVhostRxEmpty, series::kVhostStalls});
 	return ids;
 }
+
+namespace {
+
+// The ids of one direction's queues.
+const std::vector<std::string> &tx_ids()
+{
+	static const std::vector<std::string> ids = metrics_reading({series::kVhostDepth});
+	return ids;
+}
+const std::vector<std::string> &rx_ids()
+{
+	static const std::vector<std::string> ids =
+		metrics_reading({series::kVhostRxBuffers, series::kVhostRxEmpty, series::kVhostStalls});
+	return ids;
+}
+
+constexpr const char *kRxNotTx =
+	"RX queue: its depth counts the guest's free receive buffers, whose high end is the healthy end "
+	"(vhost.rx_buffers_p1, vhost.rx_empty_ratio; Documentation/vhost.rst)";
+constexpr const char *kTxNotRx = "TX queue: no receive buffers or ring stalls by definition (Documentation/vhost.rst)";
+constexpr const char *kViommu =
+	"device behind a vIOMMU (VIRTIO_F_ACCESS_PLATFORM): its ring address is a guest I/O address, "
+	"not a user address; depth not sampled";
+
+using Sums = VhostRetired::Dirs;
+
+void add_rx(Snapshot &snap, const std::string &scope, const VhostQueueCounts &c)
+{
+	snap.add_histogram(series::kVhostRxBuffers, scope, c.depth, kSource);
+	snap.add_counter(series::kVhostRxEmpty, scope, static_cast<double>(c.depth.counts.empty() ? 0 : c.depth.counts[0]),
+			 kSource);
+	snap.add_counter(series::kVhostRxSamples, scope, static_cast<double>(c.samples), kSource);
+	snap.add_counter(series::kVhostStalls, scope, static_cast<double>(c.stalls), kSource);
+}
+
+// A sum whose queues were never sampled, all behind a vIOMMU: notes where
+// a percentile would otherwise say "no events".
+void note_viommu(Snapshot &snap, const std::string &scope, const VhostQueueCounts &c, bool tx)
+{
+	if (!c.viommu || c.samples)
+		return;
+	for (const auto &id : tx ? tx_ids() : rx_ids())
+		if (id != "vhost.ring_stalls_ps")
+			snap.add_unavailable(id, scope, kViommu);
+}
+
+} // namespace
 
 void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 		      const std::vector<Vm> *vms, const VhostRetired &retired)
 {
-	VhostQueueCounts all = retired.all;
-	std::map<int, VhostQueueCounts> by_owner = retired.by_owner;
+	Sums all = retired.all;
+	std::map<int, Sums> by_owner = retired.by_owner;
 	for (const auto &q : queues) {
-		snap.add_histogram(series::kVhostDepth, q.scope, q.counts.depth, kSource);
-		if (q.key.tx)
-			snap.add_unavailable("vhost.ring_stalls_ps", q.scope,
-					     "no ring stalls on TX queues by definition (Documentation/vhost.rst)");
-		else
-			snap.add_counter(series::kVhostStalls, q.scope, static_cast<double>(q.counts.stalls),
-					 kSource);
-		all += q.counts;
-		by_owner[q.owner] += q.counts;
+		if (q.key.tx) {
+			snap.add_histogram(series::kVhostDepth, q.scope, q.counts.depth, kSource);
+			for (const auto &id : rx_ids())
+				snap.add_unavailable(id, q.scope, kTxNotRx);
+		} else {
+			add_rx(snap, q.scope, q.counts);
+			for (const auto &id : tx_ids())
+				snap.add_unavailable(id, q.scope, kRxNotTx);
+		}
+		note_viommu(snap, q.scope, q.counts, q.key.tx);
+		all.add(q.counts, q.key.tx);
+		by_owner[q.owner].add(q.counts, q.key.tx);
 	}
+	auto add_sums = [&](const std::string &scope, const Sums &s) {
+		snap.add_histogram(series::kVhostDepth, scope, s.tx.depth, kSource);
+		add_rx(snap, scope, s.rx);
+		note_viommu(snap, scope, s.tx, true);
+		note_viommu(snap, scope, s.rx, false);
+	};
 	if (vms) {
 		for (const Vm &vm : *vms) {
 			auto it = by_owner.find(vm.pid);
@@ -149,13 +207,10 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 					snap.add_unavailable(id, vm.scope(), "no vhost-net virtqueue seen for this VM");
 				continue;
 			}
-			snap.add_histogram(series::kVhostDepth, vm.scope(), it->second.depth, kSource);
-			snap.add_counter(series::kVhostStalls, vm.scope(), static_cast<double>(it->second.stalls),
-					 kSource);
+			add_sums(vm.scope(), it->second);
 		}
 	}
-	snap.add_histogram(series::kVhostDepth, "system", all.depth, kSource);
-	snap.add_counter(series::kVhostStalls, "system", static_cast<double>(all.stalls), kSource);
+	add_sums("system", all);
 }
 
 std::optional<std::string> vhost_not_loaded_reason(const std::string &root)

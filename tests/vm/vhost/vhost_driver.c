@@ -7,7 +7,7 @@
  * and gone back to sleep, so that every wake-up of the worker (and on 6.1
  * every handle_tx/handle_rx invocation) is individually accounted for.
  *
- *   vhost-driver [-name guest=NAME] [--ring N] [--verbose] PATTERN...
+ *   vhost-driver [-name guest=NAME] [--ring N] [--viommu] [--verbose] PATTERN...
  *
  * See tests/vm/vhost/README for the interface and the ground truth of each
  * pattern.
@@ -103,6 +103,16 @@ struct driver {
 	char ifname[IFNAMSIZ];
 	uint8_t *area;
 	size_t area_size;
+	/*
+	 * --viommu: the device acks VIRTIO_F_ACCESS_PLATFORM and every ring and
+	 * buffer address it is given is an IOVA, translated by the IOTLB we
+	 * load: IOVA = user address + iova_shift. The IOVAs of the rings are
+	 * themselves user addresses of a decoy copy of the area (0xab bytes):
+	 * a reader that took vq->avail for a user address would read idx
+	 * 0xabab there instead of failing.
+	 */
+	bool viommu;
+	size_t iova_shift;
 	unsigned int ring;
 	struct vq vq[2];
 	/* What the RX side looks like now (checked against the kernel). */
@@ -157,7 +167,7 @@ usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nusage: " PROG " [-name guest=NAME] [--ring N] [--verbose] PATTERN...\n"
+	fputs("\nusage: " PROG " [-name guest=NAME] [--ring N] [--viommu] [--verbose] PATTERN...\n"
 	      "  PATTERN: tx:BATCHES:DEPTH | rxstall:INJECTED:KICKS | rxfill:BUFFERS\n",
 	      stderr);
 	exit(2);
@@ -615,7 +625,8 @@ static void setup_memory(struct driver *d)
 		off += align_up((size_t)num * vq->buf_size, PAGE_SZ);
 	}
 	d->area_size = off;
-	d->area = mmap(NULL, d->area_size, PROT_READ | PROT_WRITE,
+	d->iova_shift = d->viommu ? off : 0;
+	d->area = mmap(NULL, d->area_size + d->iova_shift, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (d->area == MAP_FAILED)
 		fail_errno("mapping %zu bytes for the rings and buffers", d->area_size);
@@ -626,6 +637,7 @@ static void setup_memory(struct driver *d)
 	if (mlock(d->area, d->area_size))
 		fail_errno("locking %zu bytes of rings and buffers (mlock)", d->area_size);
 	memset(d->area, 0, d->area_size);
+	memset(d->area + d->area_size, 0xab, d->iova_shift); /* the decoy */
 
 	for (int i = 0; i < 2; i++) {
 		struct vq *vq = &d->vq[i];
@@ -638,7 +650,8 @@ static void setup_memory(struct driver *d)
 		vq->bufs = d->area + buf_off[i];
 		/* Descriptor i always describes buffer i; only len varies. */
 		for (unsigned int s = 0; s < num; s++) {
-			vq->desc[s].addr = (uint64_t)(uintptr_t)(vq->bufs + (size_t)s * vq->buf_size);
+			vq->desc[s].addr = (uint64_t)(uintptr_t)(vq->bufs + (size_t)s * vq->buf_size) +
+					   d->iova_shift;
 			vq->desc[s].len = vq->buf_size;
 			vq->desc[s].flags = i == VQ_RX ? VRING_DESC_F_WRITE : 0;
 			vq->desc[s].next = 0;
@@ -705,8 +718,27 @@ static void setup_vhost(struct driver *d)
 	 * a kick, every used update a call), no MRG_RXBUF (one buffer per
 	 * packet), no VHOST_NET_F_VIRTIO_NET_HDR (the tap adds the header).
 	 */
-	features = 0;
-	vhost_ioctl(d, VHOST_SET_FEATURES, &features, "VHOST_SET_FEATURES 0", NULL);
+	features = d->viommu ? 1ull << VIRTIO_F_ACCESS_PLATFORM : 0;
+	vhost_ioctl(d, VHOST_SET_FEATURES, &features, "VHOST_SET_FEATURES", NULL);
+	if (d->viommu) {
+		/*
+		 * ACCESS_PLATFORM made vhost create the device IOTLB
+		 * (vhost_init_device_iotlb: vq->iotlb for every queue): load
+		 * it with the whole area at its IOVAs, before any ring is
+		 * touched, so that no access misses.
+		 */
+		struct vhost_msg msg;
+
+		memset(&msg, 0, sizeof(msg));
+		msg.type = VHOST_IOTLB_MSG;
+		msg.iotlb.iova = (uint64_t)(uintptr_t)d->area + d->iova_shift;
+		msg.iotlb.size = d->area_size;
+		msg.iotlb.uaddr = (uint64_t)(uintptr_t)d->area;
+		msg.iotlb.perm = VHOST_ACCESS_RW;
+		msg.iotlb.type = VHOST_IOTLB_UPDATE;
+		if (write(d->vhost, &msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+			fail_errno("loading the device IOTLB (VHOST_IOTLB_UPDATE)");
+	}
 
 	mem = calloc(1, sizeof(*mem) + sizeof(mem->regions[0]));
 	if (!mem)
@@ -724,9 +756,9 @@ static void setup_vhost(struct driver *d)
 		struct vhost_vring_addr addr = {
 			.index = i,
 			.flags = 0,
-			.desc_user_addr = (uint64_t)(uintptr_t)vq->desc,
-			.used_user_addr = (uint64_t)(uintptr_t)vq->used,
-			.avail_user_addr = (uint64_t)(uintptr_t)vq->avail,
+			.desc_user_addr = (uint64_t)(uintptr_t)vq->desc + d->iova_shift,
+			.used_user_addr = (uint64_t)(uintptr_t)vq->used + d->iova_shift,
+			.avail_user_addr = (uint64_t)(uintptr_t)vq->avail + d->iova_shift,
 			.log_guest_addr = 0,
 		};
 		struct vhost_vring_file f = { .index = i };
@@ -1061,6 +1093,8 @@ int main(int argc, char **argv)
 			if (++i >= argc || !parse_uint(argv[i], &d.ring) || d.ring < 2 ||
 			    d.ring > 32768 || (d.ring & (d.ring - 1)))
 				usage_error("--ring needs a power of two from 2 to 32768");
+		} else if (!strcmp(argv[i], "--viommu")) {
+			d.viommu = true;
 		} else if (!strcmp(argv[i], "--verbose")) {
 			d.verbose = true;
 		} else if (argv[i][0] == '-') {

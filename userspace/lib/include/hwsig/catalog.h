@@ -42,7 +42,10 @@ const std::vector<MetricDef> &catalog();
 // says which catalog its numbers follow (Documentation/dump-format.rst).
 // 2: cpu.* and mem.imc_* scaled for multiplexing per interval and counter,
 // then summed (1 scaled lifetime counts by lifetime times).
-inline constexpr int kCatalogVersion = 2;
+// 3: vhost.queue_depth_* are TX queues only (an RX queue's depth counts
+// free guest buffers: vhost.rx_buffers_*, vhost.rx_empty_ratio), their VM
+// and system values over TX queues only (2 merged RX and TX).
+inline constexpr int kCatalogVersion = 3;
 // Ids of the catalog's metrics whose rule reads at least one of these
 // series, in catalog order: what a source feeds (Source::provides) and
 // what a missing series leaves unmeasured come from the rules, not from a

@@ -51,12 +51,16 @@ public:
 	void observe(const Snapshot &s); // every snapshot of the run, in order
 	bool empty() const { return !have_; }
 	const Snapshot &first() const { return first_; }
-	// mono_ns from which (series, scope) is covered.
+	// When (series, scope) is covered from, on its source's clock stamps
+	// (Snapshot::read_ns).
 	std::uint64_t since(const std::string &name, const std::string &scope) const;
 
 private:
 	bool have_ = false;
+	// The last snapshot observed: its mono_ns and each series' stamp.
 	std::uint64_t last_mono_ns_ = 0;
+	std::map<std::string, std::uint64_t, std::less<>> last_read_ns_;
+	std::uint64_t last_read(const std::string &name) const;
 	Snapshot first_;
 	std::map<std::pair<std::string, std::string>, std::uint64_t> since_;
 };

@@ -78,8 +78,13 @@ inline constexpr const char *kIoWriteBytes = "bpf.io_write_bytes"; // completed,
 inline constexpr const char *kIoSizeKib = "bpf.io_size_kib";       // request size, log2 KiB
 
 // BPF vhost (Documentation/vhost.rst). Scopes: vq:<pid>:<index>:<rx|tx>,
-// vm:NAME, system. Stalls only for RX queues (and the sums).
-inline constexpr const char *kVhostDepth = "bpf.vhost_depth";   // LinearLog2 histogram, descriptors
-inline constexpr const char *kVhostStalls = "bpf.vhost_stalls"; // counter
+// vm:NAME, system. The depth of a TX queue (packets the guest queued) and
+// of an RX queue (receive buffers the guest posted: low is trouble) are
+// apart, and so are their VM and system sums.
+inline constexpr const char *kVhostDepth = "bpf.vhost_depth"; // TX: LinearLog2 histogram, descriptors
+inline constexpr const char *kVhostRxBuffers = "bpf.vhost_rx_buffers"; // RX: LinearLog2 histogram, buffers
+inline constexpr const char *kVhostRxEmpty = "bpf.vhost_rx_empty";     // RX samples of 0 buffers, counter
+inline constexpr const char *kVhostRxSamples = "bpf.vhost_rx_samples"; // RX samples, counter
+inline constexpr const char *kVhostStalls = "bpf.vhost_stalls";        // RX: counter
 
 } // namespace hwsig::series

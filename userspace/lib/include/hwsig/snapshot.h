@@ -49,6 +49,9 @@ struct CounterPoint {
 template <typename P> struct Series {
 	using Point = P;
 	std::string source; // e.g. "procfs", "sysfs", "kmod", "perf", "bpf"
+	// CLOCK_MONOTONIC when its source read it (Snapshot::stamp_readings);
+	// 0: not stamped, the snapshot's mono_ns stands for it.
+	std::uint64_t read_ns = 0;
 	std::map<std::string, P, std::less<>> by_scope;
 };
 
@@ -58,10 +61,39 @@ struct UnavailableNote {
 	std::string reason;
 };
 
+// CLOCK_MONOTONIC now, in ns: what Snapshot::stamp_readings takes.
+std::uint64_t monotonic_ns();
+
 class Snapshot {
 public:
-	std::uint64_t mono_ns = 0;     // CLOCK_MONOTONIC: same clock as ktime/BPF
+	// CLOCK_MONOTONIC (the clock of ktime/BPF) when the snapshot was begun,
+	// before VM discovery and every source: the interval's nominal time.
+	// A rate takes its time from its own series' stamps (read_ns), not
+	// from this: the sources read one after the other.
+	std::uint64_t mono_ns = 0;
 	std::uint64_t realtime_ns = 0; // wall clock, for output only
+
+	// Every series added (or re-added) from now on is stamped as read at
+	// ns: the Sampler stamps each source's reading just before its
+	// collect. 0 stops stamping (a copy of the snapshot must not restamp
+	// what it adds).
+	void stamp_readings(std::uint64_t ns) { stamp_ns_ = ns; }
+	// Whether this snapshot's readings are being stamped: a source that
+	// works before it reads (attaching, /proc walks) or reads several
+	// files stamps again right at each read, but only then -- a snapshot
+	// filled outside a Sampler (tests on fixtures, with made-up times)
+	// keeps its mono_ns for every series.
+	bool stamping() const { return stamp_ns_ != 0; }
+	// stamp_readings(now) when stamping().
+	void restamp_readings()
+	{
+		if (stamping())
+			stamp_ns_ = monotonic_ns();
+	}
+	// When series `name` was read: its stamp, else the snapshot's mono_ns.
+	std::uint64_t read_ns(std::string_view name) const;
+	// Sets the stamp of the series `name` of every kind (decoders).
+	void set_read_ns(std::string_view name, std::uint64_t ns);
 
 	void add_counter(std::string_view name, std::string_view scope, double value,
 			 std::string_view source);
@@ -101,6 +133,7 @@ private:
 	Histograms histograms_;
 	std::vector<UnavailableNote> unavailable_;
 	std::set<std::string, std::less<>> from_zero_;
+	std::uint64_t stamp_ns_ = 0;
 };
 
 } // namespace hwsig

@@ -14,9 +14,12 @@
 
 namespace hwsig {
 
-// 2: multiplexed counters ("M" lines) carry raw count and times. Version 1
-// (hwsigd before that, and the dumps it wrote) is still read.
-inline constexpr unsigned kSnapshotWireVersion = 2;
+// 2: multiplexed counters ("M" lines) carry raw count and times.
+// 3: "read" lines carry each series' stamp (Snapshot::read_ns: when its
+// source read it); without them (versions 1 and 2) every series is taken
+// as read at the snapshot's time, as those versions' writers did. Versions
+// 1 and 2 (older hwsigd, the dumps they wrote) are still read.
+inline constexpr unsigned kSnapshotWireVersion = 3;
 
 struct SharedSnapshot {
 	Snapshot snapshot;

@@ -47,16 +47,30 @@ std::vector<VhostQueueView> name_vhost_queues(
 
 // Counts of queues that no longer exist (their worker exited), kept so that
 // the per-VM and system sums never go backwards.
+// Kept by direction: the sums of TX and of RX queues are separate series.
 struct VhostRetired {
-	std::map<int, VhostQueueCounts> by_owner;
-	VhostQueueCounts all;
+	struct Dirs {
+		VhostQueueCounts tx, rx;
+		void add(const VhostQueueCounts &c, bool tx_queue) { (tx_queue ? tx : rx) += c; }
+	};
+	std::map<int, Dirs> by_owner;
+	Dirs all;
+	void add(int owner, const VhostQueueCounts &c, bool tx_queue)
+	{
+		by_owner[owner].add(c, tx_queue);
+		all.add(c, tx_queue);
+	}
 };
 
-// The vhost source's series: depth histogram (series::kVhostDepth) and,
-// for RX queues, the stall counter (series::kVhostStalls) per queue; both
-// per VM (the VM's queues merged, stalls summed) and for the system (every
-// queue). TX queues get an unavailable note for vhost.ring_stalls_ps; a
-// discovered VM without any vhost-net queue gets notes for every vhost id.
+// The vhost source's series (Documentation/vhost.rst). Per TX queue its
+// depth histogram (series::kVhostDepth); per RX queue its free-buffer
+// histogram (kVhostRxBuffers), the samples that found none
+// (kVhostRxEmpty) of all (kVhostRxSamples), and the stalls
+// (kVhostStalls). The same per VM (its queues of that direction merged
+// slot by slot, counts summed) and for the system. Unavailable notes: at a
+// TX queue for the RX ids, at an RX queue for the TX ids, at a queue (or a
+// sum) never sampled because its device is behind a vIOMMU for its depth
+// ids, and at a discovered VM without any vhost-net queue for every id.
 void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 		      const std::vector<Vm> *vms, const VhostRetired &retired);
 

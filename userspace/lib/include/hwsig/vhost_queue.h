@@ -29,6 +29,7 @@ struct VhostQueueCounts {
 	std::uint64_t handled = 0;     // handle_tx / handle_rx invocations
 	std::uint64_t stalls = 0;      // RX ring stalls
 	std::uint64_t read_errors = 0; // invocations whose avail index was unreadable
+	std::uint64_t viommu = 0;      // invocations not sampled: ring behind a vIOMMU (IOVA)
 	VhostQueueCounts &operator+=(const VhostQueueCounts &o);
 };
 
