@@ -614,10 +614,16 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 		for (const auto &m : modes) {
 			if (m.name == "none")
 				continue;
+			// Only the programs this mode loaded: another process may run
+			// programs of the same names (hwsigd, a test) at the same time.
+			auto others = prog_names(m.programs);
 			auto detach = m.attach();
-			RunTimes before = prog_run_times(m.programs);
+			RunTimes before = prog_run_times(m.programs), after;
 			double events = run();
-			auto [ns, runs_total] = run_time_delta(before, prog_run_times(m.programs));
+			for (auto &[id, t] : prog_run_times(m.programs))
+				if (!others.count(id))
+					after.emplace(id, t);
+			auto [ns, runs_total] = run_time_delta(before, after);
 			detach();
 			double t = static_cast<double>(ns) / events;
 			this_rep[m.name] = t;
