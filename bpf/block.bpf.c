@@ -305,7 +305,7 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 			__u64 rqkey = (__u64)rq;
 			struct rq_issue *t = bpf_map_lookup_elem(&in_flight, &rqkey);
 
-			if (t) {
+			if (t && t->issue_ns) { /* else issued before the fallback came */
 				info.issue_ns = t->issue_ns;
 				sectors = t->sectors;
 				t->issue_ns = 0;
