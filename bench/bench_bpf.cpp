@@ -9,7 +9,10 @@
 //          child process for the length of its mode; left out, with a note,
 //          when it is not installed);
 //   block: O_DIRECT 4 KiB reads of a loop device with no program, an empty
-//          raw_tp program on block_rq_complete, and hwsig's block programs.
+//          raw_tp program on block_rq_complete, hwsig's block programs (both
+//          sets, and tp_btf with the issue program that queues without the
+//          kernel's issue stamps get) and, for reference, libbpf-tools'
+//          biolatency (a hash-map block I/O latency tracer, run likewise).
 // Modes alternate, so drift on a shared machine hits every mode alike. The
 // scheduler's wall-clock cost of a mode is the 10th percentile of many short
 // timed batches minus that of no program (measure_batches() says why); the
@@ -376,48 +379,64 @@ private:
 	pid_t pid_ = -1;
 };
 
-// Debian's libbpf-tools runqlat, a hash-map run-queue latency tracer, as a
-// reference for hwsig's scheduler programs. Its tp_btf programs are named
-// after their tracepoints: sched_wakeup, sched_wakeup_new, sched_switch.
-// (Without BTF it falls back to raw_tp programs named handle_sched_*, but
-// hwsig's tp_btf mode cannot run on such a kernel either.)
-const char kRunqlat[] = "/usr/sbin/runqlat";
-const char kRunqlatPrograms[] = "sched_";
+// Debian's libbpf-tools as references, each a hash-map tracer run as a child
+// process for the length of its mode:
+//  - runqlat, a run-queue latency tracer, for hwsig's scheduler programs.
+//    Its tp_btf programs are named after their tracepoints: sched_wakeup,
+//    sched_wakeup_new, sched_switch. (Without BTF it falls back to raw_tp
+//    programs named handle_sched_*, but hwsig's tp_btf mode cannot run on
+//    such a kernel either.)
+//  - biolatency, a block I/O latency tracer, for hwsig's block programs.
+//    Without -Q it runs two programs per request: block_rq_issue_btf (a
+//    hash-map insert keyed by the request) and block_rq_complete_btf (that
+//    entry's lookup and delete, and the histogram's lookup); block_rq_issue
+//    and block_rq_complete where it falls back to raw_tp.
+struct ReferenceTool {
+	const char *path;
+	const char *programs; // the name prefix of its programs
+	const char *ready;    // attached once a program of this name prefix is
+};
+const ReferenceTool kRunqlat = {"/usr/sbin/runqlat", "sched_", "sched_switch"};
+// (Program names are cut to 15 characters: block_rq_complete_btf is
+// "block_rq_comple".)
+const ReferenceTool kBiolatency = {"/usr/sbin/biolatency", "block_rq_", "block_rq_comple"};
 
-// runqlat for the length of one mode: attached once constructed, detached
-// by stop(). With no arguments it prints nothing until interrupted.
-class Runqlat {
+// A reference tool for the length of one mode: attached once constructed,
+// detached by stop(). With no arguments each prints nothing until
+// interrupted.
+class Reference {
 public:
-	Runqlat() : preexisting_(prog_names(kRunqlatPrograms)), child_({kRunqlat})
+	explicit Reference(const ReferenceTool &tool)
+		: tool_(tool), preexisting_(prog_names(tool.programs)), child_({tool.path})
 	{
-		// There is no owner in a program's info: runqlat's programs are the
-		// sched_* ones that were not loaded before it started.
+		// There is no owner in a program's info: the tool's programs are
+		// the ones of its prefix that were not loaded before it started.
 		std::uint64_t deadline = now_ns() + 5000000000ull;
 		for (;;) {
-			bool has_switch = false;
+			bool ready = false;
 			programs_.clear();
-			for (const auto &[id, name] : prog_names(kRunqlatPrograms))
+			for (const auto &[id, name] : prog_names(tool_.programs))
 				if (!preexisting_.count(id)) {
 					programs_.insert(id);
-					has_switch |= name == "sched_switch";
+					ready |= name.rfind(tool_.ready, 0) == 0;
 				}
-			if (has_switch && attached())
+			if (ready && attached())
 				return;
 			int status;
 			if (child_.exited(&status))
-				throw hwsig::Error(std::string(kRunqlat) + " exited before attaching (" +
+				throw hwsig::Error(std::string(tool_.path) + " exited before attaching (" +
 						   (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
 								      : "signal " + std::to_string(WTERMSIG(status))) +
 						   (WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": could not exec" : "") +
 						   ")");
 			if (now_ns() > deadline)
-				throw hwsig::Error(std::string(kRunqlat) +
-						   ": no program named sched_switch attached within 5 s");
+				throw hwsig::Error(std::string(tool_.path) + ": no program named " + tool_.ready +
+						   "* attached within 5 s");
 			usleep(10000);
 		}
 	}
 
-	// SIGINT, on which runqlat detaches and exits by itself, then waits
+	// SIGINT, on which the tool detaches and exits by itself, then waits
 	// until its programs are freed, so they cannot tax the next mode.
 	void stop()
 	{
@@ -425,7 +444,7 @@ public:
 		std::uint64_t deadline = now_ns() + 2000000000ull;
 		while (loaded())
 			if (now_ns() > deadline)
-				throw hwsig::Error(std::string(kRunqlat) + "'s programs still loaded 2 s after it exited");
+				throw hwsig::Error(std::string(tool_.path) + "'s programs still loaded 2 s after it exited");
 			else
 				usleep(10000);
 	}
@@ -438,10 +457,11 @@ private:
 	}
 	bool loaded() const
 	{
-		auto now = prog_names(kRunqlatPrograms);
+		auto now = prog_names(tool_.programs);
 		return std::any_of(programs_.begin(), programs_.end(), [&](__u32 id) { return now.count(id); });
 	}
 
+	ReferenceTool tool_;
 	std::map<__u32, std::string> preexisting_; // declared before child_: taken before the fork
 	Child child_;
 	std::set<__u32> programs_;
@@ -452,6 +472,18 @@ struct Mode {
 	std::string programs; // name prefix of its BPF programs (in_program counts those)
 	std::function<std::function<void()>()> attach; // returns the detach
 };
+
+// The mode that runs tool; nullopt (the caller prints a note) when it is
+// not installed.
+std::optional<Mode> reference_mode(const char *name, const ReferenceTool &tool)
+{
+	if (access(tool.path, X_OK) != 0)
+		return std::nullopt;
+	return Mode{name, tool.programs, [tool] {
+			    auto r = std::make_shared<Reference>(tool);
+			    return std::function<void()>([r] { r->stop(); });
+		    }};
+}
 
 double median(std::vector<double> v)
 {
@@ -558,6 +590,8 @@ const Ratio kInProgramRatios[] = {
 	// One task-storage lookup: the floor of any tracer keeping per-task state.
 	{"empty_task_storage", "empty_task_storage", [](const std::string &mode) { return mode == "hwsig_tp_btf"; }},
 	{"runqlat", "runqlat", [](const std::string &mode) { return mode == "hwsig_tp_btf"; }},
+	// The block programs against biolatency's issue + complete pair.
+	{"biolatency", "biolatency", [](const std::string &mode) { return mode.rfind("hwsig", 0) == 0; }},
 };
 
 // With the kernel's run-time accounting on: ns spent inside each mode's
@@ -580,10 +614,16 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 		for (const auto &m : modes) {
 			if (m.name == "none")
 				continue;
+			// Only the programs this mode loaded: another process may run
+			// programs of the same names (hwsigd, a test) at the same time.
+			auto others = prog_names(m.programs);
 			auto detach = m.attach();
-			RunTimes before = prog_run_times(m.programs);
+			RunTimes before = prog_run_times(m.programs), after;
 			double events = run();
-			auto [ns, runs_total] = run_time_delta(before, prog_run_times(m.programs));
+			for (auto &[id, t] : prog_run_times(m.programs))
+				if (!others.count(id))
+					after.emplace(id, t);
+			auto [ns, runs_total] = run_time_delta(before, after);
 			detach();
 			double t = static_cast<double>(ns) / events;
 			this_rep[m.name] = t;
@@ -632,6 +672,12 @@ int main(int argc, char **argv)
 	int reps = argc > 1 ? std::atoi(argv[1]) : 21;
 	if (reps < 1)
 		reps = 21;
+	// bench_bpf [REPS] [sched|block]: one part alone.
+	const std::string only = argc > 2 ? argv[2] : "";
+	if (!only.empty() && only != "sched" && only != "block") {
+		std::printf("usage: bench_bpf [REPS] [sched|block]\n");
+		return 2;
+	}
 	if (geteuid() != 0) {
 		std::printf("bench_bpf: not root: loading BPF programs needs root (CAP_BPF+CAP_PERFMON)\n");
 		return 1;
@@ -678,15 +724,13 @@ int main(int argc, char **argv)
 		};
 		std::vector<std::string> sched_reported = {"empty_wakeup_and_switch", "empty_task_storage",
 							   "hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected"};
-		bool have_runqlat = access(kRunqlat, X_OK) == 0;
+		auto runqlat = reference_mode("runqlat", kRunqlat);
+		bool have_runqlat = runqlat.has_value();
 		if (have_runqlat) {
-			sched_modes.push_back({"runqlat", kRunqlatPrograms, [] {
-						       auto r = std::make_shared<Runqlat>();
-						       return std::function<void()>([r] { r->stop(); });
-					       }});
+			sched_modes.push_back(*runqlat);
 			sched_reported.push_back("runqlat");
 		}
-		{
+		if (only != "block") {
 			PingPong ping_pong(cpu);
 			auto sched = measure_batches(sched_modes, reps, kBatches,
 						     [&] { return ping_pong.ns_per_switch(kBatchRounds); });
@@ -707,6 +751,8 @@ int main(int argc, char **argv)
 			});
 		}
 
+		if (only == "sched")
+			return 0;
 		LoopDevice loop(256ull << 20);
 		std::mt19937_64 rng(7);
 		std::vector<std::uint64_t> offsets(4000);
@@ -723,11 +769,28 @@ int main(int argc, char **argv)
 			 [] { return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::TpBtf)); }},
 			{"hwsig_raw_tp", "raw_block",
 			 [] { return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::RawTp)); }},
+			// The fallback for queues without the kernel's issue stamps:
+			// the issue program and its map for every request.
+			{"hwsig_tp_btf_issue_program", "btf_block",
+			 [] {
+				 return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::TpBtf,
+										  false, hwsig::BlockTiming::IssueProgram));
+			 }},
 		};
+		std::vector<std::string> block_reported = {"hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_issue_program"};
+		auto biolatency = reference_mode("biolatency", kBiolatency);
+		if (biolatency) {
+			block_modes.push_back(*biolatency);
+			block_reported.push_back("biolatency");
+		}
 		auto block = measure(block_modes, reps, [&] { return direct_read_ns(loop.path(), offsets); });
 		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (median cost)\n",
 			    loop.path().c_str(), offsets.size(), reps);
-		report("bpf_block", "io", block, {"hwsig_tp_btf", "hwsig_raw_tp"});
+		report("bpf_block", "io", block, block_reported);
+		if (biolatency)
+			report_ratio("bpf_block", block, "hwsig_tp_btf", "biolatency", "biolatency");
+		else
+			std::printf("bpf_block.biolatency: not installed (apt install libbpf-tools)\n");
 		in_program("bpf_block", "io", block_modes, reps, [&] {
 			direct_read_ns(loop.path(), offsets);
 			return static_cast<double>(offsets.size());

@@ -30,20 +30,36 @@ const SkeletonOps<hwsig_block_bpf> kBlockOps = {
 
 constexpr auto kLog2 = Histogram::Layout::Log2;
 
-Skeleton<hwsig_block_bpf> load(BpfAttach how, bool ms)
+Skeleton<hwsig_block_bpf> load(BpfAttach how, bool ms, BlockTiming timing, std::uint32_t max_devices)
 {
 	// (q, rq) before 5.11, (rq) since: the BTF prototype says which.
 	bool second = bpf_detail::tp_btf_arg_count("block_rq_issue") == 2;
-	return Skeleton<hwsig_block_bpf>(kBlockOps, [how, second, ms](hwsig_block_bpf &s) {
+	return Skeleton<hwsig_block_bpf>(kBlockOps, [how, second, ms, timing, max_devices](hwsig_block_bpf &s) {
+		if (max_devices) {
+			// A power of two: slots are found by masking a hash.
+			std::uint32_t n = 1;
+			while (n < max_devices)
+				n <<= 1;
+			bpf_map__set_max_entries(s.maps.slots, n);
+			bpf_map__set_max_entries(s.maps.dev_stats, n);
+			s.rodata->slot_mask = n - 1;
+		}
 		bool btf = how == BpfAttach::TpBtf;
+		bool issue_program = timing == BlockTiming::IssueProgram;
 		s.rodata->in_ms = ms;
 		s.rodata->rq_is_second_arg = second;
-		bpf_program__set_autoload(s.progs.btf_block_rq_insert, btf);
+		s.rodata->ignore_issue_stamps = issue_program;
+		s.bss->fallback_on = issue_program;
+		// Both issue programs are loaded with their set (the verifier's
+		// answer comes now, not in the middle of a run); the one of this
+		// set is attached now only when every request is to be stamped,
+		// else by devices() when a request came without the kernel's.
 		bpf_program__set_autoload(s.progs.btf_block_rq_issue, btf);
 		bpf_program__set_autoload(s.progs.btf_block_rq_complete, btf);
-		bpf_program__set_autoload(s.progs.raw_block_rq_insert, !btf);
 		bpf_program__set_autoload(s.progs.raw_block_rq_issue, !btf);
 		bpf_program__set_autoload(s.progs.raw_block_rq_complete, !btf);
+		bpf_program__set_autoattach(s.progs.btf_block_rq_issue, issue_program);
+		bpf_program__set_autoattach(s.progs.raw_block_rq_issue, issue_program);
 	});
 }
 
@@ -53,18 +69,83 @@ struct BlockCollector::Impl {
 	Skeleton<hwsig_block_bpf> skel;
 	BpfAttach how;
 	int ncpu;
-	// devices()'s batch buffers, kept from one read to the next.
-	std::vector<__u32> keys;
-	std::vector<hwsig_block_stats> values; // keys.size() x ncpu
+	// devices()'s buffers, kept from one read to the next.
+	std::vector<__u32> indexes;
+	std::vector<hwsig_block_slot> slots;
+	std::vector<hwsig_block_stats> values; // one slot's, x ncpu
+
+	bpf_program *issue_program() const
+	{
+		return how == BpfAttach::TpBtf ? skel->progs.btf_block_rq_issue : skel->progs.raw_block_rq_issue;
+	}
+	bpf_link *&issue_link() const
+	{
+		return how == BpfAttach::TpBtf ? skel->links.btf_block_rq_issue : skel->links.raw_block_rq_issue;
+	}
+	// The fallback, once a request completed without an issue stamp: the
+	// issue program from now on (its link is the skeleton's, freed with it).
+	void attach_issue_program()
+	{
+		if (issue_link() || !skel->bss->needs_issue_stamps)
+			return;
+		bpf_link *link = bpf_program__attach(issue_program());
+		if (!link)
+			bpf_detail::throw_step("block", "attach of the block_rq_issue fallback", errno ? errno : EINVAL);
+		issue_link() = link;
+		// Seen by the completion program from its next run on (a plain
+		// store: a run that misses it counts one more untimed request).
+		__atomic_store_n(&skel->bss->fallback_on, true, __ATOMIC_RELEASE);
+	}
+	// Every slot, in this->slots (indexes: per_call of them per
+	// BPF_MAP_LOOKUP_BATCH call, 0: all in one).
+	void read_slots(std::size_t per_call);
+	// Zeroes a slot's statistics, then frees it. A completion that found
+	// the slot just before may still add a count after the zeroing (its
+	// disk is gone or replaced: at most the requests in flight then).
+	void release(__u32 index)
+	{
+		std::fill(values.begin(), values.end(), hwsig_block_stats{});
+		bpf_map_update_elem(bpf_map__fd(skel->maps.dev_stats), &index, values.data(), BPF_ANY);
+		hwsig_block_slot free{};
+		bpf_map_update_elem(bpf_map__fd(skel->maps.slots), &index, &free, BPF_ANY);
+	}
 };
 
-BlockCollector::BlockCollector(BpfAttach how, bool milliseconds)
+void BlockCollector::Impl::read_slots(std::size_t per_call)
+{
+	const __u32 n = bpf_map__max_entries(skel->maps.slots);
+	const int fd = bpf_map__fd(skel->maps.slots);
+	indexes.resize(n);
+	slots.resize(n);
+	const __u32 step = per_call ? static_cast<__u32>(per_call) : n;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0, done = 0;
+	for (bool first = true; done < n; first = false) {
+		__u32 count = std::min(step, n - done);
+		int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, indexes.data() + done,
+					       slots.data() + done, &count, &opts) ? errno : 0;
+		if (err && err != ENOENT) {
+			errno = err;
+			throw_errno("BPF block: reading the table of disks");
+		}
+		done += count;
+		if (err == ENOENT || count == 0)
+			break;
+	}
+	indexes.resize(done);
+	slots.resize(done);
+}
+
+BlockCollector::BlockCollector(BpfAttach how, bool milliseconds, BlockTiming timing, std::uint32_t max_devices)
 {
 	int ncpu = bpf_detail::possible_cpus("block");
 	auto [skel, as] = bpf_detail::load_tp_btf_or_raw_tp(
 		how, [] { return bpf_detail::has_tp_btf("block_rq_issue"); },
-		[milliseconds](BpfAttach set) { return load(set, milliseconds); });
-	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu, {}, {}});
+		[milliseconds, timing, max_devices](BpfAttach set) {
+			return load(set, milliseconds, timing, max_devices);
+		});
+	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu, {}, {}, {}});
+	impl_->values.resize(static_cast<std::size_t>(ncpu));
 }
 
 BlockCollector::~BlockCollector() = default;
@@ -78,15 +159,6 @@ BpfAttach BlockCollector::attached_as() const
 
 namespace {
 
-// Devices per BPF_MAP_LOOKUP_BATCH call: all of a small host's in one
-// call, and never more than about 1 MiB of per-CPU values in one buffer
-// (a device's statistics take ~1 KiB per possible CPU).
-std::size_t batch_devices(int ncpu)
-{
-	const std::size_t per_device = sizeof(hwsig_block_stats) * static_cast<std::size_t>(ncpu);
-	return std::clamp<std::size_t>((1u << 20) / per_device, 1, 64);
-}
-
 BlockCounts sum_cpus(const hwsig_block_stats *percpu, int ncpu)
 {
 	// Slots are summed first and made histograms once: a histogram per
@@ -98,6 +170,8 @@ BlockCounts sum_cpus(const hwsig_block_stats *percpu, int ncpu)
 		t.writes += s.writes;
 		t.read_bytes += s.read_bytes;
 		t.write_bytes += s.write_bytes;
+		t.untimed += s.untimed;
+		t.unqueued += s.unqueued;
 		for (int i = 0; i < HWSIG_BLOCK_TIME_SLOTS; i++) {
 			t.latency[i] += s.latency[i];
 			t.queue[i] += s.queue[i];
@@ -112,6 +186,8 @@ BlockCounts sum_cpus(const hwsig_block_stats *percpu, int ncpu)
 	c.writes = t.writes;
 	c.read_bytes = t.read_bytes;
 	c.write_bytes = t.write_bytes;
+	c.untimed = t.untimed;
+	c.unqueued = t.unqueued;
 	c.latency_us = Histogram::from_slots(kLog2, t.latency, HWSIG_BLOCK_TIME_SLOTS);
 	c.queue_us = Histogram::from_slots(kLog2, t.queue, HWSIG_BLOCK_TIME_SLOTS);
 	c.size_kib = Histogram::from_slots(kLog2, t.size, HWSIG_BLOCK_SIZE_SLOTS);
@@ -121,45 +197,92 @@ BlockCounts sum_cpus(const hwsig_block_stats *percpu, int ncpu)
 
 } // namespace
 
+BlockCounts &operator+=(BlockCounts &a, const BlockCounts &b)
+{
+	a.reads += b.reads;
+	a.writes += b.writes;
+	a.read_bytes += b.read_bytes;
+	a.write_bytes += b.write_bytes;
+	a.untimed += b.untimed;
+	a.unqueued += b.unqueued;
+	a.latency_us += b.latency_us;
+	a.queue_us += b.queue_us;
+	a.size_kib += b.size_kib;
+	a.seek_sectors += b.seek_sectors;
+	return a;
+}
+
 std::map<std::uint32_t, BlockCounts> BlockCollector::devices(std::size_t per_call) const
 {
-	// One BPF_MAP_LOOKUP_BATCH call reads every device (a few on a large
-	// host), where get_next_key + lookup took two syscalls per device.
-	std::map<std::uint32_t, BlockCounts> out;
 	Impl &im = *impl_;
+	im.attach_issue_program();
+	im.read_slots(per_call);
+	// The slots in use, then each one's per-CPU statistics (one lookup per
+	// disk with I/O: a batch over the array would read every slot's).
+	std::map<__u64, BlockCounts> by_tag;
 	const int fd = bpf_map__fd(im.skel->maps.dev_stats);
-	const auto ncpu = static_cast<std::size_t>(im.ncpu);
-	if (per_call) {
-		im.keys.resize(per_call);
-		im.values.resize(per_call * ncpu);
-	} else if (im.keys.empty()) {
-		im.keys.resize(batch_devices(im.ncpu));
-		im.values.resize(im.keys.size() * ncpu);
-	}
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0;
-	bool first = true;
-	for (;;) {
-		auto count = static_cast<__u32>(im.keys.size());
-		int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, im.keys.data(), im.values.data(),
-					       &count, &opts) ? errno : 0;
-		if (err == ENOSPC && count == 0) {
-			// A hash bucket holds more devices than the buffer: grow it
-			// and ask for the same batch again.
-			im.keys.resize(im.keys.size() * 2);
-			im.values.resize(im.keys.size() * ncpu);
+	for (std::size_t i = 0; i < im.slots.size(); i++) {
+		const __u64 tag = im.slots[i].tag;
+		if (!tag)
 			continue;
-		}
-		if (err && err != ENOENT) {
-			errno = err;
+		__u32 index = im.indexes[i];
+		if (bpf_map_lookup_elem(fd, &index, im.values.data()))
 			throw_errno("BPF block: reading dev_stats");
-		}
-		for (__u32 i = 0; i < count; i++)
-			out.emplace(im.keys[i], sum_cpus(&im.values[i * ncpu], im.ncpu));
-		if (err == ENOENT) // the last batch (count may be 0)
-			return out;
-		first = false;
+		BlockCounts c = sum_cpus(im.values.data(), im.ncpu);
+		auto [it, fresh] = by_tag.try_emplace(tag, std::move(c));
+		if (!fresh) // two slots claimed for one disk at once
+			it->second += c;
 	}
+	// The newest generation of each dev_t; older ones are released:
+	// diskseq only grows, so they get no more I/O.
+	std::map<std::uint32_t, BlockCounts> out;
+	std::vector<std::pair<std::uint32_t, std::uint32_t>> older; // dev, seq
+	for (auto &[tag, c] : by_tag) {
+		const std::uint32_t dev = HWSIG_BLOCK_TAG_DEV(tag), seq = HWSIG_BLOCK_TAG_SEQ(tag);
+		c.generation = seq;
+		auto it = out.find(dev);
+		if (it != out.end())
+			older.emplace_back(dev, static_cast<std::uint32_t>(it->second.generation)); // by_tag is in seq order
+		out.insert_or_assign(dev, std::move(c));
+	}
+	for (std::size_t i = 0; i < im.slots.size(); i++)
+		for (const auto &[dev, seq] : older)
+			if (im.slots[i].tag == HWSIG_BLOCK_TAG(dev, seq))
+				im.release(im.indexes[i]);
+	return out;
+}
+
+void BlockCollector::forget(std::uint32_t dev, std::uint64_t generation) const
+{
+	Impl &im = *impl_;
+	im.read_slots(0);
+	for (std::size_t i = 0; i < im.slots.size(); i++) {
+		const __u64 tag = im.slots[i].tag;
+		if (tag && HWSIG_BLOCK_TAG_DEV(tag) == dev && HWSIG_BLOCK_TAG_SEQ(tag) <= generation)
+			im.release(im.indexes[i]);
+	}
+}
+
+std::map<std::uint32_t, std::uint64_t> BlockCollector::untracked() const
+{
+	const Impl &im = *impl_;
+	std::map<std::uint32_t, std::uint64_t> out;
+	const int fd = bpf_map__fd(im.skel->maps.untracked);
+	__u32 key = 0, next = 0;
+	for (const void *prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+		__u64 n = 0;
+		if (bpf_map_lookup_elem(fd, &next, &n) == 0)
+			out[next] = n;
+		key = next;
+	}
+	if (std::uint64_t other = __atomic_load_n(&im.skel->bss->untracked_other, __ATOMIC_RELAXED))
+		out[0] = other;
+	return out;
+}
+
+bool BlockCollector::issue_program_attached() const
+{
+	return impl_->issue_link() != nullptr;
 }
 
 } // namespace hwsig

@@ -1,12 +1,20 @@
 // Live block-layer tests on a loop device: known I/O against BPF counts.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "block_collector.h"
+#include "hwsig/fd.h"
+#include "hwsig/fs.h"
+#include "hwsig/parse.h"
 #include "hwsig/source_bpf.h"
 #include "hwsig/histogram.h"
 #include "hwsig/series.h"
@@ -41,6 +49,34 @@ bool within(std::uint64_t got, std::uint64_t want, double fraction)
 {
 	double diff = std::abs(static_cast<double>(got) - static_cast<double>(want));
 	return diff <= fraction * static_cast<double>(want);
+}
+
+// The kernel's diskstats of a loop device (Documentation/admin-guide/iostats):
+// field 0 reads, 4 writes, 11 discards, 15 flushes completed.
+std::vector<std::uint64_t> diskstats(const LoopDevice &loop)
+{
+	FileRead stat = read_file("/sys/block/" + loop.name() + "/stat");
+	REQUIRE(stat.data);
+	std::vector<std::uint64_t> out;
+	for (auto f : split_ws(*stat.data)) {
+		auto n = parse_u64(f);
+		REQUIRE(n);
+		out.push_back(*n);
+	}
+	REQUIRE(out.size() >= 17);
+	return out;
+}
+
+std::string first_name(std::uint32_t dev)
+{
+	return "loop" + std::to_string(dev & ((1u << 20) - 1));
+}
+
+Histogram hist_delta(const Histogram &before, const Histogram &after)
+{
+	auto d = Histogram::delta(before.counts.empty() ? Histogram{} : before, after);
+	REQUIRE(d);
+	return *d;
 }
 
 } // namespace
@@ -178,4 +214,201 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	CHECK(within(static_cast<std::uint64_t>(b2->value - b1->value), kN * 4096, 0.01));
 	Histogram sizes = hist_delta(s1, s2, series::kIoSizeKib);
 	CHECK(within(sizes.counts.at(2), kN, 0.01)); // 4 KiB: log2 KiB slot 2
+}
+
+TEST_CASE("flushes and discards are in no statistic: every histogram holds the reads and writes counted",
+	  "[block]")
+{
+	require_root();
+	for (BpfAttach how : {BpfAttach::TpBtf, BpfAttach::RawTp}) {
+		BlockCollector collector(how);
+		LoopDevice loop(64ull << 20);
+		settle();
+		BlockCounts before = counts_of(collector, loop.kdev());
+		auto kernel_before = diskstats(loop);
+		constexpr std::size_t kWrites = 200, kFsyncs = 20, kDiscards = 16;
+		{
+			Fd fd(open(loop.path().c_str(), O_RDWR | O_DIRECT | O_CLOEXEC));
+			REQUIRE(fd);
+			void *buf = nullptr;
+			REQUIRE(posix_memalign(&buf, 4096, 4096) == 0);
+			std::memset(buf, 0x5a, 4096);
+			bool ok = true;
+			auto offsets = hwsig_test::random_offsets(kWrites, 4096, loop.bytes() / 2, 11);
+			for (std::size_t i = 0; i < kWrites; ++i) {
+				ok = ok && pwrite(fd.get(), buf, 4096, static_cast<off_t>(offsets[i])) == 4096;
+				if (i % (kWrites / kFsyncs) == 0)
+					ok = ok && fsync(fd.get()) == 0; // a flush request
+			}
+			// Discards of the upper half, 1 MiB each.
+			for (std::size_t i = 0; i < kDiscards; ++i) {
+				std::uint64_t range[2] = {loop.bytes() / 2 + i * (1u << 20), 1u << 20};
+				ok = ok && ioctl(fd.get(), BLKDISCARD, range) == 0;
+			}
+			free(buf);
+			REQUIRE(ok);
+		}
+		BlockCounts after = counts_of(collector, loop.kdev());
+		auto kernel = diskstats(loop);
+		const std::uint64_t flushes = kernel[15] - kernel_before[15], discards = kernel[11] - kernel_before[11];
+		const std::uint64_t writes = after.writes - before.writes, reads = after.reads - before.reads;
+		Histogram lat = hist_delta(before.latency_us, after.latency_us);
+		Histogram queue = hist_delta(before.queue_us, after.queue_us);
+		Histogram size = hist_delta(before.size_kib, after.size_kib);
+		INFO(attach_name(how) << ": kernel flushes " << flushes << ", discards " << discards << ", writes "
+				      << kernel[4] - kernel_before[4] << "; ours: writes " << writes << ", reads " << reads
+				      << ", latency samples " << lat.total() << ", queue " << queue.total() << ", sizes "
+				      << size.total());
+		// The workload did make flush and discard requests.
+		REQUIRE(flushes >= 1);
+		REQUIRE(discards >= kDiscards);
+		CHECK(writes == kWrites);
+		// The kernel's diskstats count each fsync's empty REQ_PREFLUSH write
+		// as a write too (of no sectors; its flush request as a flush):
+		// hwsig counts data requests only.
+		CHECK(kernel[4] - kernel_before[4] == kWrites + flushes);
+		CHECK(kernel[6] - kernel_before[6] == kWrites * 8); // write sectors
+		// Every histogram counts exactly the requests IOPS counts.
+		CHECK(lat.total() + (after.untimed - before.untimed) == reads + writes);
+		CHECK(after.untimed == before.untimed);
+		CHECK(queue.total() + (after.unqueued - before.unqueued) == reads + writes);
+		CHECK(size.total() == reads + writes);
+		CHECK(after.write_bytes - before.write_bytes == kWrites * 4096);
+	}
+}
+
+TEST_CASE("a loop device attached to another file is a new disk: it does not inherit the old counts", "[block]")
+{
+	require_root();
+	BlockCollector collector;
+	std::uint32_t dev;
+	std::uint64_t generation;
+	{
+		LoopDevice first(8ull << 20);
+		settle();
+		hwsig_test::direct_reads(first.path(), hwsig_test::random_offsets(300, 4096, first.bytes(), 21), 4096);
+		auto all = collector.devices();
+		dev = first.kdev();
+		REQUIRE(all.count(dev));
+		CHECK(all.at(dev).reads >= 300);
+		generation = all.at(dev).generation;
+		// The kernel's own number of this disk (5.15+), low 32 bits.
+		FileRead seq = read_file("/sys/block/" + first.name() + "/diskseq");
+		if (!seq.data) {
+			WARN("not run: no diskseq on this kernel (before 5.15)");
+			return;
+		}
+		auto n = parse_u64(trim(*seq.data));
+		REQUIRE(n);
+		CHECK(generation == (*n & 0xffffffffu));
+	}
+	// The lowest free loop device is the one just detached.
+	LoopDevice second(8ull << 20);
+	if (second.kdev() != dev) {
+		WARN("not run: another process took " << first_name(dev) << " before the test could reuse it");
+		return;
+	}
+	settle();
+	BlockCounts before = counts_of(collector, dev); // maybe still the first's
+	hwsig_test::direct_reads(second.path(), hwsig_test::random_offsets(50, 4096, second.bytes(), 22), 4096);
+	auto all = collector.devices();
+	REQUIRE(all.count(dev));
+	const BlockCounts &now = all.at(dev);
+	INFO("first generation " << generation << ", now " << now.generation << ": reads " << now.reads
+				 << " (before " << before.reads << ")");
+	CHECK(now.generation > generation);
+	// Only the new disk's reads (and udev's probe of it): not the 300 of
+	// the first.
+	CHECK(now.reads >= 50);
+	CHECK(now.reads < 300);
+	// The first disk's entry is gone from the map: one read later, still
+	// one entry for the dev_t, and it is the new one.
+	CHECK(collector.devices().at(dev).generation == now.generation);
+}
+
+TEST_CASE("a full table of disks: requests counted as untracked per disk, tracked again once room is made",
+	  "[block]")
+{
+	require_root();
+	// Room for two disk generations. Every other disk with I/O on the host
+	// may take a place first; three loop devices make sure one is left out.
+	BlockCollector collector(BpfAttach::Auto, false, BlockTiming::KernelStamps, 2);
+	LoopDevice a(8ull << 20), b(8ull << 20), c(8ull << 20);
+	settle();
+	const LoopDevice *loops[] = {&a, &b, &c};
+	for (int round = 0; round < 2; ++round)
+		for (int i = 0; i < 3; ++i)
+			hwsig_test::direct_reads(loops[i]->path(),
+						 hwsig_test::random_offsets(100, 4096, loops[i]->bytes(), 30u + i), 4096);
+	auto tracked = collector.devices();
+	auto untracked = collector.untracked();
+	CHECK(tracked.size() <= 2);
+	std::uint64_t left_out = 0;
+	const LoopDevice *out = nullptr;
+	for (const LoopDevice *l : loops)
+		if (!tracked.count(l->kdev())) {
+			INFO(l->name() << " untracked: " << (untracked.count(l->kdev()) ? untracked.at(l->kdev()) : 0));
+			CHECK(untracked.count(l->kdev()) == 1);
+			if (untracked.count(l->kdev()))
+				left_out += untracked.at(l->kdev());
+			out = l;
+		}
+	REQUIRE(out);
+	CHECK(left_out >= 200); // its 200 reads at least, none lost silently
+	// Forgetting the tracked disks makes room: the untracked one is counted
+	// from its next request on.
+	for (const auto &[dev, counts] : tracked)
+		collector.forget(dev, counts.generation);
+	hwsig_test::direct_reads(out->path(), hwsig_test::random_offsets(40, 4096, out->bytes(), 40), 4096);
+	auto now = collector.devices();
+	REQUIRE(now.count(out->kdev()));
+	CHECK(now.at(out->kdev()).reads >= 40);
+}
+
+TEST_CASE("block source: a new disk behind a reused dev_t is left out of one snapshot, then counted from zero",
+	  "[block][source]")
+{
+	require_root();
+	SourcePtr source = make_bpf_block_source();
+	SourceContext ctx;
+	Snapshot s0, s1, s2, s3;
+	source->collect(ctx, s0); // attaches
+	REQUIRE(s0.unavailable().empty());
+	std::uint32_t dev;
+	std::string scope;
+	{
+		LoopDevice first(8ull << 20);
+		settle();
+		dev = first.kdev();
+		scope = "dev:" + first.name();
+		hwsig_test::direct_reads(first.path(), hwsig_test::random_offsets(300, 4096, first.bytes(), 51), 4096);
+		source->collect(ctx, s1);
+		const CounterPoint *r = s1.counter(series::kIoReads, scope);
+		REQUIRE(r);
+		CHECK(r->value >= 300);
+	}
+	LoopDevice second(8ull << 20);
+	if (second.kdev() != dev) {
+		WARN("not run: another process took " << first_name(dev) << " before the test could reuse it");
+		return;
+	}
+	if (!read_file("/sys/block/" + second.name() + "/diskseq").data) {
+		WARN("not run: no diskseq on this kernel (before 5.15)");
+		return;
+	}
+	settle();
+	hwsig_test::direct_reads(second.path(), hwsig_test::random_offsets(50, 4096, second.bytes(), 52), 4096);
+	source->collect(ctx, s2);
+	// Left out: derive then says "incomplete data" for this one interval
+	// instead of a delta between two different disks.
+	CHECK(s2.counter(series::kIoReads, scope) == nullptr);
+	CHECK(s2.histogram(series::kIoLatencyUs, scope) == nullptr);
+	hwsig_test::direct_reads(second.path(), hwsig_test::random_offsets(20, 4096, second.bytes(), 53), 4096);
+	source->collect(ctx, s3);
+	const CounterPoint *r = s3.counter(series::kIoReads, scope);
+	REQUIRE(r);
+	INFO("reads of the new disk: " << r->value);
+	CHECK(r->value >= 70);  // its own reads (and udev's probe of it)
+	CHECK(r->value < 300); // not the first disk's
+	CHECK(s3.counts_from_zero(series::kIoReads));
 }

@@ -61,7 +61,7 @@ def one_copy():
         # belong to someone else on the host (another test run): the
         # stats' own fds are what tells whether they loaded a copy.
         r.check("daemon + two hwsigctl stat: one copy of each program (bpftool prog, fds of each process)",
-                daemon_progs <= during and not held_by_stats and len(daemon_progs) >= 4,
+                daemon_progs <= during and not held_by_stats and len(daemon_progs) >= 3,
                 f"daemon holds {sorted(daemon_progs)}, loaded since start {sorted(during)}, "
                 f"stats hold {sorted(held_by_stats)}")
         r.check("both stats ran to the end (exit 0)", all(p.returncode == 0 for p in stats),
@@ -70,12 +70,20 @@ def one_copy():
         # the control: a stat that samples by itself loads its own copy
         own = subprocess.Popen([HWSIGCTL, "stat", "--format", "json", "-c", "6", "-i", "0.5", "--no-daemon"], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        held_by_own = bpf_programs_of(own.pid)
+        # sched_switch, block_rq_complete and its issue fallback (loaded,
+        # attached only when a disk needs it): 3 once both collectors are
+        # up, which a loaded host may take a few seconds to reach.
+        deadline = time.monotonic() + 10
+        held_by_own = set()
+        while time.monotonic() < deadline and own.poll() is None:
+            time.sleep(0.5)
+            held_by_own = bpf_programs_of(own.pid) or held_by_own
+            if len(held_by_own) >= 3:
+                break
         out, err = own.communicate(timeout=60)
         alone = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         r.check("the control: stat --no-daemon beside the daemon loads its own copy (the check can tell)",
-                own.returncode == 0 and len(held_by_own) >= 4 and not (held_by_own & daemon_progs),
+                own.returncode == 0 and len(held_by_own) >= 3 and not (held_by_own & daemon_progs),
                 f"holds {sorted(held_by_own)}; {err.strip()}")
         r.check("stat through hwsigd shows the same metric ids as stat alone",
                 ids_of(via) == ids_of(alone) and len(ids_of(via)) > 20,

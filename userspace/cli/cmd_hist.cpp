@@ -59,7 +59,7 @@ const char *kHistExamples =
 	"  hwsigctl hist runq -P              each QEMU/KVM guest (or every process)\n"
 	"  hwsigctl hist runq --kind preempt  only waits after a preemption\n"
 	"  hwsigctl hist bio -D 1 10          I/O latency per disk, ten times\n"
-	"  hwsigctl hist bio -D --queue       insert -> issue (queue time) per disk\n"
+	"  hwsigctl hist bio -D --queue       allocation -> issue (queue time) per disk\n"
 	"  hwsigctl hist bio -D --size        request sizes (log2 KiB) per disk\n"
 	"  hwsigctl hist bio -D --seek        seek distances (log2 sectors) per disk\n"
 	"  hwsigctl hist vhost 1 10           virtqueue depths, ten 1-second histograms\n"
@@ -328,7 +328,7 @@ std::optional<int> parse_hist_options(const std::vector<std::string> &args, Hist
 		("kind", po::value<std::string>(&o.kind)->default_value("all"),
 		 "runq: all | wakeup | preempt (what the wait followed)")
 		("disks,D", po::bool_switch(&o.per_disk), "bio: one histogram per disk")
-		("queue,Q", po::bool_switch(&o.queue), "bio: queue time (insert -> issue) instead of latency")
+		("queue,Q", po::bool_switch(&o.queue), "bio: queue time (allocation -> issue), not latency")
 		("size", po::bool_switch(&o.size), "bio: request sizes in log2 KiB")
 		("seek", po::bool_switch(&o.seek), "bio: seek distances in log2 sectors")
 		("vms,V", po::bool_switch(&o.per_vm), "vhost: one histogram per VM instead of per virtqueue")

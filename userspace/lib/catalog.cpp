@@ -112,10 +112,10 @@ static std::vector<MetricDef> build_catalog()
 			s::kIoLatencyUs, 0.50));
 	c.push_back(pct("io.latency_p99_us", "us", io, "BPF block", "issue -> complete, 99th percentile",
 			s::kIoLatencyUs, 0.99));
-	c.push_back(pct("io.queue_p50_us", "us", io, "BPF block", "insert -> issue (queue time), median",
+	c.push_back(pct("io.queue_p50_us", "us", io, "BPF block", "allocation -> issue (queue time), median",
 			s::kIoQueueUs, 0.50));
 	c.push_back(pct("io.queue_p99_us", "us", io, "BPF block",
-			"insert -> issue (queue time), 99th percentile", s::kIoQueueUs, 0.99));
+			"allocation -> issue (queue time), 99th percentile", s::kIoQueueUs, 0.99));
 	c.push_back({"io.pattern_entropy", "0..1", io, "BPF block",
 		     "normalized entropy of log2 seek distances: sequential ~0, random ~1",
 		     {K::Entropy, {s::kIoSeekSlots}, {}, 1.0, 0}});

@@ -1,9 +1,13 @@
 // The bpf.block source: reads the BlockCollector, emits request counts,
 // bytes and latency, queue, size and seek histograms per disk.
+#include <linux/types.h>
+
 #include <ctime>
+#include <map>
 #include <string>
 
 #include "block_collector.h"
+#include "hwsig_block.h" // HWSIG_BLOCK_MAX_DEVS
 #include "hwsig/block_device.h"
 #include "hwsig/catalog.h"
 #include "hwsig/fs.h"
@@ -17,11 +21,14 @@ namespace {
 
 using bpf_source::kSource;
 
+const char *const kBlockSeries[] = {series::kIoReads,     series::kIoWrites,    series::kIoReadBytes,
+				    series::kIoWriteBytes, series::kIoLatencyUs, series::kIoQueueUs,
+				    series::kIoSizeKib,   series::kIoSeekSlots};
+
 const std::vector<std::string> &block_ids()
 {
-	static const std::vector<std::string> ids = metrics_reading(
-		{series::kIoReads, series::kIoWrites, series::kIoReadBytes, series::kIoWriteBytes,
-		 series::kIoLatencyUs, series::kIoQueueUs, series::kIoSizeKib, series::kIoSeekSlots});
+	static const std::vector<std::string> ids =
+		metrics_reading(std::vector<std::string_view>(std::begin(kBlockSeries), std::end(kBlockSeries)));
 	return ids;
 }
 
@@ -39,16 +46,46 @@ public:
 		collector_.collect(snap, block_ids(), [&](BlockCollector &collector) {
 			// Attached: every device's counts start at zero (its map
 			// entry appears on its first request).
-			for (const char *name : {series::kIoReads, series::kIoWrites, series::kIoReadBytes,
-						 series::kIoWriteBytes, series::kIoLatencyUs, series::kIoQueueUs,
-						 series::kIoSizeKib, series::kIoSeekSlots})
+			for (const char *name : kBlockSeries)
 				snap.set_counts_from_zero(name);
+			// Disks whose requests found the table full in this
+			// interval: unavailable, with how many went uncounted.
+			std::map<std::uint32_t, std::uint64_t> dropped;
+			for (const auto &[dev, n] : collector.untracked()) {
+				std::uint64_t &seen = untracked_seen_[dev];
+				if (n != seen)
+					dropped[dev] = n - seen;
+				seen = n;
+			}
+			for (const auto &[dev, n] : dropped) {
+				std::string scope = dev ? "dev:" + names_.label(dev) : "dev:*";
+				std::string why = std::to_string(n) + " requests " + (dev ? "" : "of other disks ") +
+						  "not counted: the BPF table of disks was full (" +
+						  std::to_string(HWSIG_BLOCK_MAX_DEVS) + " with I/O)";
+				for (const auto &id : block_ids())
+					snap.add_unavailable(id, scope, why);
+			}
 			for (const auto &[dev, c] : collector.devices()) {
+				// A new generation behind a dev_t (a loop device attached
+				// to another file, a disk removed and the number given to
+				// another): its name is looked up again, and its counts
+				// are left out of this snapshot, so that the next derives
+				// them from zero instead of from the old disk's.
+				auto gen = generations_.find(dev);
+				bool renewed = gen != generations_.end() && gen->second != c.generation;
+				if (renewed)
+					names_.refresh(dev);
+				generations_[dev] = c.generation;
 				// A device that went away (hot-unplug, a removed loop
-				// device) keeps its counts in the map; reporting them
-				// under MAJ:MIN would bring it back as a stranger. Seen
-				// at the names' refresh (every 5 s), not per snapshot.
-				if (names_.gone(dev))
+				// device): its entries leave the map, and its counts are
+				// not reported (under MAJ:MIN it would come back as a
+				// stranger). Seen at the names' refresh (every 5 s).
+				if (names_.gone(dev)) {
+					collector.forget(dev, c.generation);
+					generations_.erase(dev);
+					continue;
+				}
+				if (renewed || dropped.count(dev))
 					continue;
 				std::string scope = "dev:" + names_.label(dev);
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
@@ -69,6 +106,8 @@ public:
 private:
 	bpf_source::LazyCollector<BlockCollector> collector_;
 	BlockDevNames names_; // sysfs uevent read once per disk, again every 5 s
+	std::map<std::uint32_t, std::uint64_t> generations_;   // dev -> diskseq last reported
+	std::map<std::uint32_t, std::uint64_t> untracked_seen_; // dev -> untracked requests last read
 };
 
 } // namespace

@@ -38,6 +38,9 @@ public:
 	// The device is no longer in sysfs (hot-unplug, a removed loop
 	// device), as of the last refresh: its stale counts are not reported.
 	bool gone(std::uint32_t kdev);
+	// Looks kdev up again at its next label() or gone(), before the next
+	// refresh: a new disk seen behind a dev_t (a new generation).
+	void refresh(std::uint32_t kdev) { labels_.erase(kdev); }
 	std::size_t size() const { return labels_.size(); }
 
 private:
