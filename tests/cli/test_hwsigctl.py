@@ -141,7 +141,7 @@ def _():
             assert isinstance(m["value"], (int, float)), m
         for u in obj["unavailable"]:
             assert u["reason"], u
-        for mid in ("sched.steal_ratio", "mem.numa_remote_ratio", "mem.page_migrations_ps",
+        for mid in ("sched.steal_ratio", "mem.numa_remote_ratio", "mem.numa_fallback_ratio", "mem.page_migrations_ps",
                     "psi.cpu_some_pct", "psi.memory_some_pct", "psi.io_some_pct"):
             vals = metric_values(obj, mid)
             assert vals, f"{mid} has no value: {[u for u in obj['unavailable'] if u['id'] == mid]}"

@@ -77,7 +77,9 @@ TEST_CASE("numa source: captured host", "[procfs][numa][source]")
 	CHECK(counter(snap, series::kNumaPagesMigrated, "system") == 0.0);
 	CHECK(counter(snap, series::kThpFaultAlloc, "system") == 78.0);
 	CHECK(counter(snap, series::kThpFaultFallback, "system") == 0.0);
-	CHECK(series_count(snap) == 8);
+	CHECK(counter(snap, series::kNumaHit, "node:0") == 4345568.0);
+	CHECK(counter(snap, series::kNumaForeign, "system") == 0.0);
+	CHECK(series_count(snap) == 12);
 	CHECK(snap.counters().at(series::kNumaLocal).source == "sysfs");
 }
 
@@ -99,7 +101,7 @@ TEST_CASE("numa source: 8 and 4 nodes, system sums the nodes", "[procfs][numa][s
 		CHECK(counter(snap, series::kNumaPagesMigrated, "system") == 23456.0);
 		CHECK(counter(snap, series::kThpFaultAlloc, "system") == 80000.0);
 		CHECK(counter(snap, series::kThpFaultFallback, "system") == 20000.0);
-		CHECK(series_count(snap) == 2 * 9 + 4);
+		CHECK(series_count(snap) == 4 * 9 + 4);
 	}
 	SECTION("amd, 4 nodes")
 	{
@@ -240,6 +242,8 @@ TEST_CASE("numa source: vm.numa_stat = 0 says so", "[procfs][numa][source]")
 		"vm.numa_stat = 0: the kernel does not count NUMA allocations (sysctl vm.numa_stat=1 counts them)";
 	CHECK(note(snap, "mem.numa_remote_ratio", "system") == why);
 	CHECK(note(snap, "mem.numa_remote_ratio", "node:*") == why);
+	CHECK(note(snap, "mem.numa_fallback_ratio", "system") == why);
+	CHECK(note(snap, "mem.numa_fallback_ratio", "node:*") == why);
 	CHECK_FALSE(counter(snap, series::kNumaLocal, "node:0"));
 	CHECK_FALSE(counter(snap, series::kNumaOther, "system"));
 	CHECK(counter(snap, series::kPgmigrateSuccess, "system") == 123456.0);
@@ -249,4 +253,48 @@ TEST_CASE("numa source: vm.numa_stat = 0 says so", "[procfs][numa][source]")
 	auto snap_on = collect(*on, t.root());
 	CHECK(counter(snap_on, series::kNumaLocal, "node:0") == 1e6);
 	CHECK_FALSE(note(snap_on, "mem.numa_remote_ratio", "system"));
+}
+
+// Allocations counted by the node they preferred: node k preferred
+// 1000 * (10 - k) + 100 * k pages in the interval and got 100 * k of them
+// from another node. numa_remote_ratio cannot say this (it is keyed by the
+// node that gave the memory).
+TEST_CASE("numa source end to end: fallback ratio by preferred node", "[procfs][numa][derive]")
+{
+	TempTree t0, t1;
+	const auto opts = std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks;
+	std::filesystem::copy(fixture("xeon-2s-256cpu-8node"), t0.root(), opts);
+	std::filesystem::copy(fixture("xeon-2s-256cpu-8node-t1"), t1.root(), opts);
+	auto numastat = [](std::uint64_t hit, std::uint64_t foreign) {
+		return "numa_hit " + std::to_string(hit) + "\nnuma_miss 0\nnuma_foreign " + std::to_string(foreign) +
+		       "\ninterleave_hit 0\nlocal_node " + std::to_string(hit) + "\nother_node 0\n";
+	};
+	double hits = 0, foreigns = 0;
+	for (unsigned k = 0; k < 8; ++k) {
+		const std::string file = "sys/devices/system/node/node" + std::to_string(k) + "/numastat";
+		t0.put(file, numastat(1000000, 50));
+		t1.put(file, numastat(1000000 + 1000 * (10 - k), 50 + 100 * k));
+		hits += 1000.0 * (10 - k);
+		foreigns += 100.0 * k;
+	}
+	auto src = make_numa_source();
+	auto a = collect(*src, t0.root(), nullptr, 10'000'000'000ull);
+	auto b = collect(*src, t1.root(), nullptr, 12'000'000'000ull);
+	auto iv = checked_derive(a, b, src->provides());
+	CHECK(metric_count(iv, "mem.numa_fallback_ratio") == 9);
+	for (unsigned k = 0; k < 8; ++k) {
+		const Metric *m = metric(iv, "mem.numa_fallback_ratio", "node:" + std::to_string(k));
+		REQUIRE(m);
+		CHECK(m->value == Approx(100.0 * k / (1000.0 * (10 - k) + 100.0 * k)).margin(1e-12));
+	}
+	const Metric *sys = metric(iv, "mem.numa_fallback_ratio", "system");
+	REQUIRE(sys);
+	CHECK(sys->value == Approx(foreigns / (hits + foreigns)));
+	// A node without the two counters: that node and the system say why.
+	t1.put("sys/devices/system/node/node3/numastat", "local_node 5\nother_node 0\n");
+	auto c = collect(*src, t1.root(), nullptr, 14'000'000'000ull);
+	CHECK(note(c, "mem.numa_fallback_ratio", "node:3") == "numastat has no numa_hit/numa_foreign");
+	CHECK(note(c, "mem.numa_fallback_ratio", "system") ==
+	      "needs every node; node:3: numastat has no numa_hit/numa_foreign");
+	CHECK(counter(c, series::kNumaLocal, "node:3") == 5.0);
 }

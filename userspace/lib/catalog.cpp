@@ -87,6 +87,10 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(ratio("mem.numa_remote_ratio", "ratio", mem, "numastat",
 			  "remote / (local + remote) page allocations in the interval",
 			  {s::kNumaOther}, {s::kNumaLocal, s::kNumaOther}));
+	c.push_back(ratio("mem.numa_fallback_ratio", "ratio", mem, "numastat",
+			  "share of the allocations that preferred a node served by another node "
+			  "(numa_foreign / (numa_hit + numa_foreign)), by preferred node",
+			  {s::kNumaForeign}, {s::kNumaHit, s::kNumaForeign}));
 	c.push_back(rate("mem.page_migrations_ps", "pages/s", mem, "/proc/vmstat",
 			 "pages migrated per second (pgmigrate_success)", {s::kPgmigrateSuccess}));
 	c.push_back(rate("mem.numa_pages_migrated_ps", "pages/s", mem, "/proc/vmstat",

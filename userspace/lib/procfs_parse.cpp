@@ -281,6 +281,12 @@ NumaStat parse_numastat(std::string_view text)
 	}
 	out.local_node = local->second;
 	out.other_node = other->second;
+	auto hit = kv.values.find("numa_hit");
+	auto foreign = kv.values.find("numa_foreign");
+	if (hit != kv.values.end() && foreign != kv.values.end()) {
+		out.numa_hit = hit->second;
+		out.numa_foreign = foreign->second;
+	}
 	return out;
 }
 

@@ -14,15 +14,18 @@ namespace hwsig {
 namespace {
 
 constexpr const char *kRemoteRatio = "mem.numa_remote_ratio";
+constexpr const char *kFallbackRatio = "mem.numa_fallback_ratio";
 constexpr const char *kNumaStatOff =
 	"vm.numa_stat = 0: the kernel does not count NUMA allocations (sysctl vm.numa_stat=1 counts them)";
+constexpr const char *kNoPreferredCounters = "numastat has no numa_hit/numa_foreign";
 constexpr const char *kMigrations = "mem.page_migrations_ps";
 constexpr const char *kNumaMigrations = "mem.numa_pages_migrated_ps";
 constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
 
 // The /proc/vmstat counters this source reads.
-constexpr std::string_view kPicked[] = {"numa_local",      "numa_other",          "pgmigrate_success",
-					"numa_pages_migrated", "thp_fault_alloc", "thp_fault_fallback"};
+constexpr std::string_view kPicked[] = {"numa_local",          "numa_other",      "numa_hit",
+					"numa_foreign",        "pgmigrate_success", "numa_pages_migrated",
+					"thp_fault_alloc",     "thp_fault_fallback"};
 
 // parse_vmstat() of a file with the layout of the last text parse_vmstat()
 // accepted (a kernel's vmstat never changes its lines): as many lines, and
@@ -102,7 +105,7 @@ public:
 	std::string_view name() const override { return "procfs.numa"; }
 	std::vector<std::string> provides() const override
 	{
-		return {kRemoteRatio, kMigrations, kNumaMigrations, kThpFallback};
+		return {kRemoteRatio, kFallbackRatio, kMigrations, kNumaMigrations, kThpFallback};
 	}
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
@@ -132,14 +135,16 @@ public:
 		if (numa_stat_off(ctx)) {
 			// The kernel zeroed the counters and no longer counts:
 			// "no allocations" would be a wrong answer.
-			snap.add_unavailable(kRemoteRatio, "system", kNumaStatOff);
-			if (!nodes_.empty())
-				snap.add_unavailable(kRemoteRatio, "node:*", kNumaStatOff);
+			for (const char *id : {kRemoteRatio, kFallbackRatio}) {
+				snap.add_unavailable(id, "system", kNumaStatOff);
+				if (!nodes_.empty())
+					snap.add_unavailable(id, "node:*", kNumaStatOff);
+			}
 		} else if (!nodes_.empty())
 			emit_nodes(reads, snap);
 		else if (!vmstat_problem.empty())
-			snap.add_unavailable(kRemoteRatio, "system",
-					     "no /sys/devices/system/node/node*, and " + vmstat_problem);
+			for (const char *id : {kRemoteRatio, kFallbackRatio})
+				snap.add_unavailable(id, "system", "no /sys/devices/system/node/node*, and " + vmstat_problem);
 		else
 			collect_vmstat_numa(vmstat, snap);
 
@@ -227,13 +232,14 @@ private:
 
 	void emit_nodes(const std::vector<NodeRead> &reads, Snapshot &snap) const
 	{
-		double local_sum = 0, other_sum = 0;
-		std::string first_failure;
+		double local_sum = 0, other_sum = 0, hit_sum = 0, foreign_sum = 0;
+		std::string first_failure, first_without_preferred;
 		for (std::size_t i = 0; i < nodes_.size(); ++i) {
 			const std::string &scope = nodes_[i].scope;
 			const NodeRead &r = reads[i];
 			if (!r.problem.empty()) {
 				snap.add_unavailable(kRemoteRatio, scope, r.problem);
+				snap.add_unavailable(kFallbackRatio, scope, r.problem);
 				if (first_failure.empty())
 					first_failure = scope + ": " + r.problem;
 				continue;
@@ -242,15 +248,33 @@ private:
 			snap.add_counter(series::kNumaOther, scope, static_cast<double>(r.stat.other_node), "sysfs");
 			local_sum += static_cast<double>(r.stat.local_node);
 			other_sum += static_cast<double>(r.stat.other_node);
+			if (r.stat.numa_hit && r.stat.numa_foreign) {
+				snap.add_counter(series::kNumaHit, scope, static_cast<double>(*r.stat.numa_hit), "sysfs");
+				snap.add_counter(series::kNumaForeign, scope, static_cast<double>(*r.stat.numa_foreign),
+						 "sysfs");
+				hit_sum += static_cast<double>(*r.stat.numa_hit);
+				foreign_sum += static_cast<double>(*r.stat.numa_foreign);
+			} else {
+				snap.add_unavailable(kFallbackRatio, scope, kNoPreferredCounters);
+				if (first_without_preferred.empty())
+					first_without_preferred = scope + ": " + kNoPreferredCounters;
+			}
 		}
 		// A sum over fewer nodes than last time would look like a counter
 		// going backwards (or a burst): no system value rather than that.
 		if (!first_failure.empty()) {
 			snap.add_unavailable(kRemoteRatio, "system", "needs every node; " + first_failure);
+			snap.add_unavailable(kFallbackRatio, "system", "needs every node; " + first_failure);
 			return;
 		}
 		snap.add_counter(series::kNumaLocal, "system", local_sum, "sysfs");
 		snap.add_counter(series::kNumaOther, "system", other_sum, "sysfs");
+		if (!first_without_preferred.empty()) {
+			snap.add_unavailable(kFallbackRatio, "system", "needs every node; " + first_without_preferred);
+			return;
+		}
+		snap.add_counter(series::kNumaHit, "system", hit_sum, "sysfs");
+		snap.add_counter(series::kNumaForeign, "system", foreign_sum, "sysfs");
 	}
 
 	static void collect_vmstat_numa(const KeyValues &vmstat, Snapshot &snap)
@@ -258,13 +282,23 @@ private:
 		auto local = vmstat.values.find("numa_local");
 		auto other = vmstat.values.find("numa_other");
 		if (local == vmstat.values.end() || other == vmstat.values.end()) {
-			snap.add_unavailable(kRemoteRatio, "system",
-					     "no /sys/devices/system/node/node* and no numa_local/numa_other in "
-					     "/proc/vmstat (kernel without CONFIG_NUMA)");
+			for (const char *id : {kRemoteRatio, kFallbackRatio})
+				snap.add_unavailable(id, "system",
+						     "no /sys/devices/system/node/node* and no numa_local/numa_other in "
+						     "/proc/vmstat (kernel without CONFIG_NUMA)");
 			return;
 		}
 		snap.add_counter(series::kNumaLocal, "system", static_cast<double>(local->second), "procfs");
 		snap.add_counter(series::kNumaOther, "system", static_cast<double>(other->second), "procfs");
+		auto hit = vmstat.values.find("numa_hit");
+		auto foreign = vmstat.values.find("numa_foreign");
+		if (hit == vmstat.values.end() || foreign == vmstat.values.end()) {
+			snap.add_unavailable(kFallbackRatio, "system",
+					     "no /sys/devices/system/node/node* and no numa_hit/numa_foreign in /proc/vmstat");
+			return;
+		}
+		snap.add_counter(series::kNumaHit, "system", static_cast<double>(hit->second), "procfs");
+		snap.add_counter(series::kNumaForeign, "system", static_cast<double>(foreign->second), "procfs");
 	}
 
 	static void add_if_present(const KeyValues &vmstat, const char *key, const char *series_name,

@@ -53,6 +53,10 @@ KeyValues parse_vmstat(std::string_view text);
 struct NumaStat {
 	std::uint64_t local_node = 0; // pages allocated on this node by a task running on it
 	std::uint64_t other_node = 0; // pages allocated on this node by a task on another node
+	// Allocations that preferred this node: served here (numa_hit), or
+	// served by another node because this one could not (numa_foreign).
+	// Optional: absent, the node's fallback ratio is unavailable.
+	std::optional<std::uint64_t> numa_hit, numa_foreign;
 	std::string error;
 };
 

@@ -11,6 +11,8 @@ inline constexpr const char *kCpuTotalTicks = "stat.total";
 // NUMA allocations (pages, cumulative) from node*/numastat. Scopes: node:N, system.
 inline constexpr const char *kNumaLocal = "numa.local_node";
 inline constexpr const char *kNumaOther = "numa.other_node";
+inline constexpr const char *kNumaHit = "numa.numa_hit";         // keyed by the preferred node
+inline constexpr const char *kNumaForeign = "numa.numa_foreign"; // keyed by the preferred node
 // /proc/vmstat page migrations (pages, cumulative). Scope: system.
 inline constexpr const char *kPgmigrateSuccess = "vmstat.pgmigrate_success";
 inline constexpr const char *kNumaPagesMigrated = "vmstat.numa_pages_migrated";
