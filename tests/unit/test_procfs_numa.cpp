@@ -166,14 +166,23 @@ TEST_CASE("numa source: fallbacks and kernels without the counters", "[procfs][n
 	SECTION("no node directory: /proc/vmstat numa_local/numa_other")
 	{
 		TempTree t;
-		t.put("proc/vmstat", "numa_hit 12\nnuma_local 1000\nnuma_other 25\npgmigrate_success 9\n"
-				     "numa_pages_migrated 4\nthp_fault_alloc 3\nthp_fault_fallback 2\n");
+		t.put("proc/vmstat", "numa_hit 1012\nnuma_foreign 13\nnuma_local 1000\nnuma_other 25\n"
+				     "pgmigrate_success 9\nnuma_pages_migrated 4\nthp_fault_alloc 3\nthp_fault_fallback 2\n");
 		auto snap = collect(*src, t.root());
 		CHECK(snap.unavailable().empty());
 		CHECK(counter(snap, series::kNumaLocal, "system") == 1000.0);
 		CHECK(counter(snap, series::kNumaOther, "system") == 25.0);
+		CHECK(counter(snap, series::kNumaHit, "system") == 1012.0);
+		CHECK(counter(snap, series::kNumaForeign, "system") == 13.0);
 		CHECK(snap.counters().at(series::kNumaLocal).source == "procfs");
-		CHECK(series_count(snap) == 6);
+		CHECK(series_count(snap) == 8);
+		// Without numa_foreign only the fallback ratio is unavailable.
+		TempTree u;
+		u.put("proc/vmstat", "numa_hit 12\nnuma_local 1000\nnuma_other 25\n");
+		auto without = collect(*src, u.root());
+		CHECK(note(without, "mem.numa_fallback_ratio", "system") ==
+		      "no /sys/devices/system/node/node* and no numa_hit/numa_foreign in /proc/vmstat");
+		CHECK_FALSE(note(without, "mem.numa_remote_ratio", "system"));
 	}
 	SECTION("no NUMA, no migration, no NUMA balancing, no THP")
 	{
@@ -181,6 +190,9 @@ TEST_CASE("numa source: fallbacks and kernels without the counters", "[procfs][n
 		t.put("proc/vmstat", "nr_free_pages 5\npgfault 7\n");
 		auto snap = collect(*src, t.root());
 		CHECK(note(snap, "mem.numa_remote_ratio", "system") ==
+		      "no /sys/devices/system/node/node* and no numa_local/numa_other in /proc/vmstat "
+		      "(kernel without CONFIG_NUMA)");
+		CHECK(note(snap, "mem.numa_fallback_ratio", "system") ==
 		      "no /sys/devices/system/node/node* and no numa_local/numa_other in /proc/vmstat "
 		      "(kernel without CONFIG_NUMA)");
 		CHECK(note(snap, "mem.page_migrations_ps", "system") ==
