@@ -371,34 +371,57 @@ TEST_CASE("hwsigctl hist bio -D side by side with biolatency -D: the same count,
 	auto b = slot_counts(disk_section(theirs.out(), loop.name()), &their_bad);
 	CHECK(bad == 0);
 	CHECK(their_bad == 0);
-	std::uint64_t na = 0, nb = 0, differ = 0;
-	std::set<std::string> slots;
+	// Slots in order of their low bound ("4->7" -> 4).
+	std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> by_low;
+	std::uint64_t na = 0, nb = 0;
 	for (const auto &[slot, n] : a) {
+		by_low[std::stoull(slot.substr(0, slot.find("->")))].first += n;
 		na += n;
-		slots.insert(slot);
 	}
 	for (const auto &[slot, n] : b) {
+		by_low[std::stoull(slot.substr(0, slot.find("->")))].second += n;
 		nb += n;
-		slots.insert(slot);
 	}
-	for (const auto &slot : slots) {
-		auto x = a.count(slot) ? a.at(slot) : 0, y = b.count(slot) ? b.at(slot) : 0;
-		differ += x > y ? x - y : y - x;
-	}
-	// Agreement: the share of requests in another slot (total variation
-	// distance). hwsig times a request from the kernel's issue stamp,
-	// biolatency from its own program on block_rq_issue just before it:
-	// its own run time apart (a few hundred ns, the kernel's stamp comes
-	// after the tracepoint), which moves the requests near a slot's edge.
-	double moved = nb ? static_cast<double>(differ) / (2.0 * static_cast<double>(nb)) : 1.0;
-	INFO("requests: hwsig " << na << ", biolatency " << nb << "; in another slot: " << moved * 100 << "%");
 	CHECK(na == kReads);
 	CHECK(nb == kReads);
-	// Measured 0.7-3.4% on a loaded 2-vCPU host (most loop-device reads
-	// take 4-8 us, so a shift of the program's own run time matters).
-	CHECK(moved <= 0.10);
-	std::printf("hist bio vs biolatency: %llu vs %llu requests, %.1f%% in another slot\n",
-		    static_cast<unsigned long long>(na), static_cast<unsigned long long>(nb), moved * 100);
+	// Agreement, measured two ways over the ordered slots:
+	// - moved: the share of requests in another slot (total variation);
+	// - shift: how many slots a request moves on average to turn one
+	//   histogram into the other (earth mover's distance, in slots), and
+	//   far: the requests more than one slot away.
+	// hwsig times a request from the kernel's issue stamp, biolatency from
+	// its own program on block_rq_issue just before the kernel stamps: its
+	// run time and map update apart (some hundreds of ns). Most loop-device
+	// reads take 4-16 us, so that moves up to an eighth of them across the
+	// 8 us edge (seen: 0.7-12%), always to the next slot. A unit, clock or
+	// stamp error moves them by whole slots.
+	std::uint64_t differ = 0, cum_a = 0, cum_b = 0, far = 0;
+	double shift = 0;
+	std::int64_t prev_gap = 0;
+	for (const auto &[low, counts] : by_low) {
+		const auto [x, y] = counts;
+		differ += x > y ? x - y : y - x;
+		cum_a += x;
+		cum_b += y;
+		const std::int64_t gap = static_cast<std::int64_t>(cum_a) - static_cast<std::int64_t>(cum_b);
+		shift += static_cast<double>(gap < 0 ? -gap : gap);
+		// A cumulative gap that persists over two boundaries: requests
+		// moved by more than one slot.
+		if ((gap > 0 && prev_gap > 0) || (gap < 0 && prev_gap < 0))
+			far += static_cast<std::uint64_t>(std::min(gap < 0 ? -gap : gap, prev_gap < 0 ? -prev_gap : prev_gap));
+		prev_gap = gap;
+	}
+	const double n = nb ? static_cast<double>(nb) : 1.0;
+	const double moved = static_cast<double>(differ) / (2.0 * n);
+	shift /= n;
+	INFO("requests: hwsig " << na << ", biolatency " << nb << "; in another slot: " << moved * 100
+				<< "%; mean shift " << shift << " slots; more than one slot away: " << far);
+	CHECK(shift <= 0.25);
+	CHECK(static_cast<double>(far) <= 0.02 * n);
+	std::printf("hist bio vs biolatency: %llu vs %llu requests, %.1f%% in another slot, mean shift %.3f slots, "
+		    "%llu more than one slot away\n",
+		    static_cast<unsigned long long>(na), static_cast<unsigned long long>(nb), moved * 100, shift,
+		    static_cast<unsigned long long>(far));
 }
 
 #endif
