@@ -20,7 +20,7 @@ Sampler::Sampler(std::vector<SourcePtr> sources, std::string root, std::uint64_t
 Snapshot Sampler::take()
 {
 	Snapshot snap;
-	snap.mono_ns = now_ns(CLOCK_MONOTONIC);
+	snap.mono_ns = monotonic_ns();
 	snap.realtime_ns = now_ns(CLOCK_REALTIME);
 	// VMs come and go, but not every second: rescan /proc periodically.
 	SourceContext ctx;
@@ -52,7 +52,7 @@ Snapshot Sampler::take()
 				snap.add_unavailable(id, "system",
 						     std::string(source->name()) + " failed: " + e.what());
 		}
-		timings_[i] = {source->name(), static_cast<double>(now_ns(CLOCK_MONOTONIC) - started) * 1e-9};
+		timings_[i] = {source->name(), static_cast<double>(monotonic_ns() - started) * 1e-9};
 	}
 	snap.stamp_readings(0);
 	return snap;
