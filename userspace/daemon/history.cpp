@@ -73,12 +73,25 @@ static bool same_vms(const std::vector<hwsig::Vm> &a, const std::vector<hwsig::V
 void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, bool keep_cpu)
 {
 	Entry e;
-	if (!entries_.empty()) {
-		// Snapshots have the same shape from one interval to the next:
-		// one allocation each instead of a vector growing by doubling.
+	if (entries_.size() > capacity_) {
+		// Full: the oldest entry goes, and the new one is built in its
+		// vectors. Snapshots have the same shape from one interval to the
+		// next, so this allocates nothing once the history is full.
+		e = std::move(entries_.front());
+		entries_.pop_front();
+		e.values.clear();
+		e.muxes.clear();
+		e.hists.clear();
+		e.used.clear();
+		e.notes.clear();
+		e.from_zero.clear();
+		e.read_ns.clear();
+	} else if (!entries_.empty()) {
+		// One allocation each instead of a vector growing by doubling.
 		const Entry &last = entries_.back();
 		e.values.reserve(last.values.size());
 		e.hists.reserve(last.hists.size());
+		e.used.reserve(last.used.size());
 		e.notes.reserve(last.notes.size());
 		e.from_zero.reserve(last.from_zero.size());
 		e.read_ns.reserve(last.read_ns.size());
@@ -112,10 +125,12 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 			h.key = intern3(name, scope, series.source);
 			h.layout = hist.layout;
 			h.slots = static_cast<std::uint32_t>(hist.counts.size());
+			h.first = static_cast<std::uint32_t>(e.used.size());
 			for (std::size_t i = 0; i < hist.counts.size(); ++i)
 				if (hist.counts[i])
-					h.used.emplace_back(static_cast<std::uint32_t>(i), hist.counts[i]);
-			e.hists.push_back(std::move(h));
+					e.used.emplace_back(static_cast<std::uint32_t>(i), hist.counts[i]);
+			h.used = static_cast<std::uint32_t>(e.used.size()) - h.first;
+			e.hists.push_back(h);
 		}
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
@@ -168,8 +183,10 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 		hwsig::Histogram hist;
 		hist.layout = h.layout;
 		hist.counts.assign(h.slots, 0);
-		for (auto [slot, count] : h.used)
+		for (std::uint32_t u = h.first; u < h.first + h.used; ++u) {
+			auto [slot, count] = e.used[u];
 			hist.counts[slot] = count;
+		}
 		s.add_histogram(p.a, p.b, std::move(hist), p.c);
 	}
 	for (auto k : e.notes) {

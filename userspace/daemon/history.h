@@ -56,14 +56,18 @@ private:
 	struct Hist {
 		std::uint32_t key = 0;
 		hwsig::Histogram::Layout layout = hwsig::Histogram::Layout::Log2;
-		std::uint32_t slots = 0;                                 // counts.size()
-		std::vector<std::pair<std::uint32_t, std::uint64_t>> used; // non-empty slots
+		std::uint32_t slots = 0; // counts.size()
+		// Its non-empty slots: Entry::used[first, first + used).
+		std::uint32_t first = 0, used = 0;
 	};
 	struct Entry {
 		std::uint64_t mono_ns = 0, realtime_ns = 0;
 		std::vector<Value> values;
 		std::vector<hwsig::Multiplexing> muxes; // of the few multiplexed (PMU) counters
 		std::vector<Hist> hists;
+		// Every histogram's non-empty slots (slot, count), one after the
+		// other: one vector per snapshot, not one per histogram.
+		std::vector<std::pair<std::uint32_t, std::uint64_t>> used;
 		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
 		std::vector<std::uint32_t> from_zero; // keys of series names
 		// Each series' stamp (Snapshot::read_ns): a rate's time is its

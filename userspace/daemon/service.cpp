@@ -19,6 +19,7 @@
 #include "dump.h"
 #include "history.h"
 #include "recorder.h"
+#include "snapshot_recycler.h"
 #include "http_server.h"
 #include "kmod_owner.h"
 #include "local_server.h"
@@ -217,6 +218,9 @@ private:
 	std::vector<hwsig::DumpRule> rules_; // dump-rule; the loop derives each interval only when there are some
 	std::uint64_t last_rule_dump_ns_ = 0;
 	std::shared_ptr<const hwsig::Snapshot> prev_;
+	// Where dropped snapshots go to be filled again. Their deleters share
+	// it, so it outlives every snapshot whatever the members' order.
+	std::shared_ptr<SnapshotRecycler> recycler_ = SnapshotRecycler::make();
 	// On-demand snapshots for the local socket, at most one per
 	// kMinFreshNs: a reader asking in a loop gets the same answer
 	// instead of making the daemon burn a CPU.
@@ -263,7 +267,7 @@ bool Service::start()
 		std::vector<hwsig::Vm> vms;
 		{
 			std::lock_guard lock(sampler_mu_);
-			prev_ = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+			prev_ = recycler_->share(sampler_->take());
 			vms = sampler_->vms();
 		}
 		{
@@ -390,7 +394,7 @@ void Service::tick(std::uint64_t deadline)
 	std::shared_ptr<const std::vector<hwsig::Vm>> vms;
 	{
 		std::lock_guard lock(sampler_mu_);
-		cur = std::make_shared<const hwsig::Snapshot>(sampler_->take());
+		cur = recycler_->share(sampler_->take(recycler_->spare()));
 		std::lock_guard hlock(history_mu_);
 		history_.add(*cur, sampler_->vms(), cfg_.per_cpu);
 		vms = history_.latest_vms();

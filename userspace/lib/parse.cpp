@@ -83,6 +83,13 @@ std::vector<std::string_view> split_ws(std::string_view s)
 {
 	std::vector<std::string_view> out;
 	out.reserve(8); // the lines split here have a handful of fields
+	split_ws(s, out);
+	return out;
+}
+
+void split_ws(std::string_view s, std::vector<std::string_view> &out)
+{
+	out.clear();
 	std::size_t i = 0;
 	while (i < s.size()) {
 		while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
@@ -93,7 +100,6 @@ std::vector<std::string_view> split_ws(std::string_view s)
 		if (i > b)
 			out.push_back(s.substr(b, i - b));
 	}
-	return out;
 }
 
 std::vector<std::string_view> split_lines(std::string_view s)

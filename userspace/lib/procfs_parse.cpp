@@ -162,11 +162,12 @@ ProcStat parse_proc_stat(std::string_view text)
 	bool aggregate = false;
 	unsigned expected_columns = 0;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size(); ++i) {
 		// Only cpu lines are split: "intr" has thousands of fields on big hosts.
 		if (lines[i].substr(0, 3) != "cpu")
 			continue;
-		auto f = split_ws(lines[i]);
+		split_ws(lines[i], f);
 		CpuTicks cpu;
 		if (f[0] == "cpu") {
 			if (aggregate) {
@@ -234,8 +235,9 @@ KeyValues parse_vmstat(std::string_view text)
 {
 	KeyValues out;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size(); ++i) {
-		auto f = split_ws(lines[i]);
+		split_ws(lines[i], f);
 		if (f.empty())
 			continue;
 		if (f.size() != 2) {
@@ -294,6 +296,7 @@ Meminfo parse_meminfo(std::string_view text)
 {
 	Meminfo out;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size(); ++i) {
 		std::string_view line = lines[i];
 		if (trim(line).empty())
@@ -308,7 +311,7 @@ Meminfo parse_meminfo(std::string_view text)
 			out.error = at_line(i) + "bad name " + quote_token(name);
 			break;
 		}
-		auto f = split_ws(line.substr(colon + 1));
+		split_ws(line.substr(colon + 1), f);
 		if (f.empty() || f.size() > 2 || (f.size() == 2 && f[1] != "kB")) {
 			out.error = at_line(i) + std::string(name) + ": expected 'value' or 'value kB', got " +
 				    quote_token(trim(line.substr(colon + 1)));
@@ -371,8 +374,9 @@ Pressure parse_pressure(std::string_view text)
 {
 	Pressure out;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size() && out.error.empty(); ++i) {
-		auto f = split_ws(lines[i]);
+		split_ws(lines[i], f);
 		if (f.empty())
 			continue;
 		std::optional<PressureLine> *slot = nullptr;
@@ -447,11 +451,12 @@ Schedstat parse_schedstat(std::string_view text)
 	std::set<unsigned> seen;
 	bool have_version = false;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size(); ++i) {
 		// Domain lines (most of the file on big hosts) are not read.
 		if (have_version && lines[i].substr(0, 6) == "domain")
 			continue;
-		auto f = split_ws(lines[i]);
+		split_ws(lines[i], f);
 		if (f.empty())
 			continue;
 		if (!have_version) {
@@ -512,8 +517,9 @@ TaskSchedstat parse_task_schedstat(std::string_view text)
 	std::uint64_t fields[3] = {};
 	std::size_t used = 0;
 	auto lines = split_lines(text);
+	std::vector<std::string_view> f; // reused by every line: no allocation per line
 	for (std::size_t i = 0; i < lines.size() && out.error.empty(); ++i) {
-		auto f = split_ws(lines[i]);
+		split_ws(lines[i], f);
 		if (f.empty())
 			continue;
 		if (used++ > 0) {

@@ -19,7 +19,13 @@ Sampler::Sampler(std::vector<SourcePtr> sources, std::string root, std::uint64_t
 
 Snapshot Sampler::take()
 {
+	return take(Snapshot{});
+}
+
+Snapshot Sampler::take(Snapshot &&reuse)
+{
 	Snapshot snap;
+	snap.reuse_storage(std::move(reuse));
 	snap.mono_ns = monotonic_ns();
 	snap.realtime_ns = now_ns(CLOCK_REALTIME);
 	// VMs come and go, but not every second: rescan /proc periodically.
@@ -55,6 +61,7 @@ Snapshot Sampler::take()
 		timings_[i] = {source->name(), static_cast<double>(monotonic_ns() - started) * 1e-9};
 	}
 	snap.stamp_readings(0);
+	snap.release_spares();
 	return snap;
 }
 

@@ -1,5 +1,6 @@
 #include "hwsig/snapshot.h"
 
+#include <algorithm>
 #include <ctime>
 
 namespace hwsig {
@@ -11,23 +12,76 @@ std::uint64_t monotonic_ns()
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-template <typename Map, typename Point>
-static void put(Map &map, std::string_view name, std::string_view scope, Point &&point,
+// A series' node: the old snapshot's of that name when there is one (its
+// key and source string kept), else a new one.
+template <typename Map, typename Spares>
+static typename Map::iterator series_node(Map &map, Spares &spares, std::string_view name, std::string_view source)
+{
+	auto old = spares.series.find(name);
+	if (old == spares.series.end()) {
+		auto it = map.emplace(std::string(name), typename Map::mapped_type{}).first;
+		it->second.source = std::string(source);
+		return it;
+	}
+	auto node = spares.series.extract(old);
+	auto &series = node.mapped();
+	if (series.source != source)
+		series.source.assign(source);
+	series.read_ns = 0;
+	// Its scopes become spares for any series' scopes: a scope added
+	// is most often one the series had, but not always.
+	while (!series.by_scope.empty())
+		spares.points.push_back(series.by_scope.extract(series.by_scope.begin()));
+	return map.insert(std::move(node)).position;
+}
+
+template <typename Map, typename Spares, typename Point>
+static void put(Map &map, Spares &spares, std::string_view name, std::string_view scope, Point &&point,
 		std::string_view source, std::uint64_t stamp_ns)
 {
 	auto it = map.find(name);
-	if (it == map.end()) {
-		it = map.emplace(std::string(name), typename Map::mapped_type{}).first;
-		it->second.source = std::string(source);
-	}
+	if (it == map.end())
+		it = series_node(map, spares, name, source);
 	if (stamp_ns)
 		it->second.read_ns = stamp_ns;
 	auto &by_scope = it->second.by_scope;
 	auto slot = by_scope.find(scope);
-	if (slot == by_scope.end())
-		by_scope.emplace(std::string(scope), std::forward<Point>(point));
-	else
+	if (slot != by_scope.end()) {
 		slot->second = std::forward<Point>(point);
+	} else if (!spares.points.empty()) {
+		auto node = std::move(spares.points.back());
+		spares.points.pop_back();
+		node.key().assign(scope);
+		node.mapped() = std::forward<Point>(point);
+		by_scope.insert(std::move(node));
+	} else {
+		by_scope.emplace(std::string(scope), std::forward<Point>(point));
+	}
+}
+
+void Snapshot::reuse_storage(Snapshot &&old)
+{
+	spares_ = Spares{};
+	spares_.counters.series = std::move(old.counters_);
+	spares_.gauges.series = std::move(old.gauges_);
+	spares_.histograms.series = std::move(old.histograms_);
+	spares_.from_zero = std::move(old.from_zero_);
+	spares_.notes = std::move(old.unavailable_);
+	// Taken from the back: keep the notes' order so that each string
+	// lands in one that held the same text last time.
+	std::reverse(spares_.notes.begin(), spares_.notes.end());
+	if (unavailable_.capacity() < spares_.notes.size())
+		unavailable_.reserve(spares_.notes.size());
+}
+
+void Snapshot::set_counts_from_zero(std::string_view name)
+{
+	if (from_zero_.find(name) != from_zero_.end())
+		return;
+	if (auto old = spares_.from_zero.find(name); old != spares_.from_zero.end())
+		from_zero_.insert(spares_.from_zero.extract(old));
+	else
+		from_zero_.emplace(name);
 }
 
 template <typename Map>
@@ -44,34 +98,43 @@ static const typename Map::mapped_type::Point *get(const Map &map, std::string_v
 void Snapshot::add_counter(std::string_view name, std::string_view scope, double value,
 			   std::string_view source)
 {
-	put(counters_, name, scope, CounterPoint{value, {}}, source, stamp_ns_);
+	put(counters_, spares_.counters, name, scope, CounterPoint{value, {}}, source, stamp_ns_);
 }
 
 void Snapshot::add_counter(std::string_view name, std::string_view scope, const CounterPoint &point,
 			   std::string_view source)
 {
-	put(counters_, name, scope, point, source, stamp_ns_);
+	put(counters_, spares_.counters, name, scope, point, source, stamp_ns_);
 }
 
 void Snapshot::add_gauge(std::string_view name, std::string_view scope, double value,
 			 std::string_view source)
 {
-	put(gauges_, name, scope, value, source, stamp_ns_);
+	put(gauges_, spares_.gauges, name, scope, value, source, stamp_ns_);
 }
 
 void Snapshot::add_histogram(std::string_view name, std::string_view scope, Histogram h,
 			     std::string_view source)
 {
-	put(histograms_, name, scope, std::move(h), source, stamp_ns_);
+	put(histograms_, spares_.histograms, name, scope, std::move(h), source, stamp_ns_);
 }
 
 void Snapshot::add_unavailable(std::string_view id, std::string_view scope, std::string_view reason)
 {
 	// A host without a PMU or vhost has dozens of notes every snapshot:
 	// one allocation for them, not a growth by doubling.
-	if (unavailable_.empty())
+	if (unavailable_.capacity() == 0)
 		unavailable_.reserve(64);
-	unavailable_.push_back({std::string(id), std::string(scope), std::string(reason)});
+	if (spares_.notes.empty()) {
+		unavailable_.push_back({std::string(id), std::string(scope), std::string(reason)});
+		return;
+	}
+	// The same notes come back every snapshot: into their old strings.
+	UnavailableNote &note = unavailable_.emplace_back(std::move(spares_.notes.back()));
+	spares_.notes.pop_back();
+	note.id.assign(id);
+	note.scope.assign(scope);
+	note.reason.assign(reason);
 }
 
 std::uint64_t Snapshot::read_ns(std::string_view name) const

@@ -24,6 +24,8 @@ std::optional<double> parse_double(std::string_view s);
 std::string_view trim(std::string_view s);
 // Splits on any run of spaces/tabs; no empty fields.
 std::vector<std::string_view> split_ws(std::string_view s);
+// The same into out (cleared first): a loop over lines reuses one vector.
+void split_ws(std::string_view s, std::vector<std::string_view> &out);
 // Splits into lines (without '\n'); a trailing newline adds no empty line.
 std::vector<std::string_view> split_lines(std::string_view s);
 

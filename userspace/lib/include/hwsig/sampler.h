@@ -17,6 +17,9 @@ public:
 	Sampler(std::vector<SourcePtr> sources, std::string root = "/",
 		std::uint64_t rediscover_ns = 5'000'000'000ull);
 	Snapshot take();
+	// The same, filled in the storage of a snapshot no longer needed
+	// (Snapshot::reuse_storage): what an always-on sampler takes.
+	Snapshot take(Snapshot &&reuse);
 	const std::vector<Vm> &vms() const { return vms_; }
 	std::vector<std::string> claimed_ids() const;
 	// How long each source's collect took in the last take(), in source

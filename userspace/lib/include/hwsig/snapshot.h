@@ -110,7 +110,7 @@ public:
 	// absent here has counted nothing yet (a BPF map entry is created on a
 	// device's first request). derive() then takes a scope that appears
 	// later from zero instead of skipping its first interval.
-	void set_counts_from_zero(std::string_view name) { from_zero_.emplace(name); }
+	void set_counts_from_zero(std::string_view name);
 	bool counts_from_zero(std::string_view name) const { return from_zero_.find(name) != from_zero_.end(); }
 	const std::set<std::string, std::less<>> &from_zero() const { return from_zero_; }
 
@@ -127,13 +127,41 @@ public:
 	const double *gauge(std::string_view name, std::string_view scope) const;
 	const Histogram *histogram(std::string_view name, std::string_view scope) const;
 
+	// Fills this (empty) snapshot in `old`'s storage: the map nodes and
+	// strings of the series, scopes and notes it had are taken again by
+	// the same ones instead of allocated. A daemon takes the same shape
+	// every second, and allocating and freeing it was a fifth of its CPU.
+	// What is not taken again by release_spares() is freed then.
+	void reuse_storage(Snapshot &&old);
+	void release_spares() { spares_ = Spares{}; }
+
 private:
+	template <typename P> struct SparesOf {
+		std::map<std::string, Series<P>, std::less<>> series; // the old snapshot's, by name
+		std::vector<typename std::map<std::string, P, std::less<>>::node_type> points;
+	};
+	// Copies of a snapshot start without spares: they are storage, not content.
+	struct Spares {
+		SparesOf<CounterPoint> counters;
+		SparesOf<double> gauges;
+		SparesOf<Histogram> histograms;
+		std::set<std::string, std::less<>> from_zero;
+		std::vector<UnavailableNote> notes;
+
+		Spares() = default;
+		Spares(const Spares &) {}
+		Spares(Spares &&) = default;
+		Spares &operator=(const Spares &) { return *this; }
+		Spares &operator=(Spares &&) = default;
+	};
+
 	Counters counters_;
 	Gauges gauges_;
 	Histograms histograms_;
 	std::vector<UnavailableNote> unavailable_;
 	std::set<std::string, std::less<>> from_zero_;
 	std::uint64_t stamp_ns_ = 0;
+	Spares spares_;
 };
 
 } // namespace hwsig

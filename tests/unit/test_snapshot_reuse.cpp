@@ -1,0 +1,174 @@
+// A snapshot filled in another's storage (what hwsigd does every interval)
+// and the history that recycles its oldest entry must hold exactly what a
+// fresh one would: no value, scope, note or stamp of the old shape left.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "history.h"
+#include "hwsig/snapshot.h"
+
+namespace {
+
+// Every part of a snapshot, as text: two snapshots with the same text hold
+// the same series, scopes, values, histograms, notes, stamps and sources.
+std::string text_of(const hwsig::Snapshot &s)
+{
+	std::string out = "mono " + std::to_string(s.mono_ns) + "\n";
+	for (const auto &[name, series] : s.counters())
+		for (const auto &[scope, p] : series.by_scope)
+			out += "C " + name + " " + scope + " " + series.source + " " + std::to_string(series.read_ns) +
+			       " " + std::to_string(p.value) + " " + std::to_string(p.mux.raw) + " " +
+			       std::to_string(p.mux.running_ns) + "\n";
+	for (const auto &[name, series] : s.gauges())
+		for (const auto &[scope, v] : series.by_scope)
+			out += "G " + name + " " + scope + " " + series.source + " " + std::to_string(series.read_ns) +
+			       " " + std::to_string(v) + "\n";
+	for (const auto &[name, series] : s.histograms())
+		for (const auto &[scope, h] : series.by_scope) {
+			out += "H " + name + " " + scope + " " + series.source + " " + std::to_string(series.read_ns);
+			for (auto c : h.counts)
+				out += " " + std::to_string(c);
+			out += "\n";
+		}
+	for (const auto &n : s.unavailable())
+		out += "U " + n.id + " " + n.scope + " " + n.reason + "\n";
+	for (const auto &z : s.from_zero())
+		out += "Z " + z + "\n";
+	return out;
+}
+
+hwsig::Histogram hist(std::initializer_list<std::uint64_t> counts)
+{
+	hwsig::Histogram h;
+	h.counts.assign(counts);
+	return h;
+}
+
+// Shape A: what a host had last interval.
+void fill_a(hwsig::Snapshot &s)
+{
+	s.mono_ns = 1000;
+	s.stamp_readings(900);
+	s.add_counter("stat.total", "system", 10, "procfs");
+	s.add_counter("stat.total", "cpu:0", 4, "procfs");
+	s.add_counter("stat.total", "cpu:1", 6, "procfs");
+	s.add_counter("pmu.cycles", "system", hwsig::CounterPoint{50, {25, 100, 50, 0}}, "perf");
+	s.add_gauge("thermal.headroom_c", "zone:a", 40, "sysfs");
+	s.add_gauge("psi.cpu_some", "system", 0.5, "procfs");
+	s.add_histogram("bpf.runq", "system", hist({1, 2, 3, 4}), "bpf");
+	s.add_histogram("bpf.block_lat", "dev:vda", hist({0, 9}), "bpf");
+	s.add_histogram("bpf.block_lat", "dev:vdb", hist({7}), "bpf");
+	s.add_unavailable("cpu.ipc", "system", "no PMU on this host");
+	s.add_unavailable("vhost.queue_depth_p50", "system", "no vhost device");
+	s.set_counts_from_zero("bpf.runq");
+	s.set_counts_from_zero("bpf.block_lat");
+	s.stamp_readings(0);
+}
+
+// Shape B: the next interval on the same host: a CPU and a disk gone, a
+// series dropped, one new, other values, other notes.
+void fill_b(hwsig::Snapshot &s)
+{
+	s.mono_ns = 2000;
+	s.stamp_readings(1900);
+	s.add_counter("stat.total", "cpu:1", 16, "procfs");
+	s.add_counter("stat.total", "system", 20, "procfs");
+	s.add_counter("numa.numa_hit", "node:0", 77, "sysfs");
+	s.add_counter("pmu.cycles", "system", 60, "kmod");
+	s.add_gauge("psi.cpu_some", "system", 0.25, "procfs");
+	s.add_histogram("bpf.block_lat", "dev:vdc", hist({5, 5, 5, 5, 5, 5}), "bpf");
+	s.add_histogram("bpf.runq", "system", hist({4, 3}), "bpf");
+	s.add_unavailable("vhost.queue_depth_p50", "vm:guest-with-a-longer-name",
+			  "its vhost worker was not found in /proc: a reason longer than the last one");
+	s.set_counts_from_zero("bpf.block_lat");
+	s.stamp_readings(0);
+}
+
+} // namespace
+
+TEST_CASE("a snapshot filled in an old one's storage equals a fresh one", "[snapshot][reuse]")
+{
+	hwsig::Snapshot fresh_b;
+	fill_b(fresh_b);
+	hwsig::Snapshot fresh_a;
+	fill_a(fresh_a);
+
+	SECTION("A's storage filled with B, and back")
+	{
+		hwsig::Snapshot a;
+		fill_a(a);
+		hwsig::Snapshot b;
+		b.reuse_storage(std::move(a));
+		fill_b(b);
+		b.release_spares();
+		CHECK(text_of(b) == text_of(fresh_b));
+
+		hwsig::Snapshot a2;
+		a2.reuse_storage(std::move(b));
+		fill_a(a2);
+		a2.release_spares();
+		CHECK(text_of(a2) == text_of(fresh_a));
+	}
+	SECTION("the same shape again, many times")
+	{
+		hwsig::Snapshot cur;
+		fill_a(cur);
+		for (int i = 0; i < 5; ++i) {
+			hwsig::Snapshot next;
+			next.reuse_storage(std::move(cur));
+			if (i % 2)
+				fill_a(next);
+			else
+				fill_b(next);
+			next.release_spares();
+			CHECK(text_of(next) == text_of(i % 2 ? fresh_a : fresh_b));
+			cur = std::move(next);
+		}
+	}
+	SECTION("a copy carries the content, not the spares")
+	{
+		hwsig::Snapshot a;
+		fill_a(a);
+		hwsig::Snapshot b;
+		b.reuse_storage(std::move(a));
+		hwsig::Snapshot copy = b; // spares of A's series left behind
+		fill_b(copy);
+		CHECK(text_of(copy) == text_of(fresh_b));
+	}
+}
+
+TEST_CASE("the history rebuilds each snapshot as taken after it wraps around", "[history][reuse]")
+{
+	hwsigd::History h(3); // 4 snapshots kept
+	std::vector<std::string> expected;
+	for (int i = 0; i < 11; ++i) {
+		hwsig::Snapshot s;
+		// Shapes alternate irregularly, so that a recycled entry is
+		// refilled with more and with fewer values and histograms.
+		if (i % 3 == 0)
+			fill_b(s);
+		else
+			fill_a(s);
+		s.mono_ns += static_cast<std::uint64_t>(i);
+		h.add(s, {}, true);
+		expected.push_back(text_of(s));
+	}
+	REQUIRE(h.snapshots() == 4);
+	for (std::size_t i = 0; i < 4; ++i)
+		CHECK(text_of(h.snapshot(i)) == expected[expected.size() - 4 + i]);
+}
+
+TEST_CASE("the history without per-CPU scopes drops exactly those", "[history]")
+{
+	hwsigd::History h(2);
+	hwsig::Snapshot s;
+	fill_a(s);
+	h.add(s, {}, false);
+	const hwsig::Snapshot back = h.snapshot(0);
+	CHECK(back.counter("stat.total", "system"));
+	CHECK_FALSE(back.counter("stat.total", "cpu:0"));
+	CHECK_FALSE(back.counter("stat.total", "cpu:1"));
+	REQUIRE(back.histogram("bpf.block_lat", "dev:vdb"));
+	CHECK(back.histogram("bpf.block_lat", "dev:vdb")->counts == std::vector<std::uint64_t>{7});
+}
