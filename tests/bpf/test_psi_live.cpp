@@ -1,11 +1,19 @@
 // psi.* against the kernel's own /proc/pressure totals over the same
-// window, with a known stall: more CPU hogs than CPUs for part of it.
+// window, with a known stall: more CPU hogs than CPUs for part of it, or a
+// thread waiting on O_DIRECT reads of a loop device.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,20 +28,42 @@ namespace {
 struct Reading {
 	std::uint64_t ns = 0;
 	std::uint64_t some_us = 0;
+	std::uint64_t full_us = 0;
 };
 
-// The kernel's "some" total of /proc/pressure/cpu, and when it was read.
-Reading cpu_pressure()
+// The kernel's totals of /proc/pressure/WHAT, and when they were read.
+Reading pressure(const char *what)
 {
 	Reading r;
 	r.ns = hwsig::monotonic_ns();
-	hwsig::FileRead f = hwsig::read_file("/proc/pressure/cpu");
+	hwsig::FileRead f = hwsig::read_file(std::string("/proc/pressure/") + what);
 	REQUIRE(f.data);
 	hwsig::Pressure p = hwsig::parse_pressure(*f.data);
 	REQUIRE(p.error.empty());
 	REQUIRE(p.some);
 	r.some_us = p.some->total_us;
+	if (p.full)
+		r.full_us = p.full->total_us;
 	return r;
+}
+
+Reading cpu_pressure()
+{
+	return pressure("cpu");
+}
+
+// The kernel's share of the window r0 -> r1, in percent.
+double kernel_pct(std::uint64_t us0, std::uint64_t us1, const Reading &r0, const Reading &r1)
+{
+	return static_cast<double>(us1 - us0) / 1e6 / (static_cast<double>(r1.ns - r0.ns) / 1e9) * 100.0;
+}
+
+const hwsig::Metric *system_metric(const hwsig::Interval &iv, std::string_view id)
+{
+	for (const auto &x : iv.metrics)
+		if (x.id == id && x.scope == "system")
+			return &x;
+	return nullptr;
 }
 
 } // namespace
@@ -64,13 +94,9 @@ TEST_CASE("psi.cpu_some_pct is the kernel's Δtotal / Δt over the same window, 
 	const Reading r1 = cpu_pressure(); // right before hwsig's second one
 	hwsig::Snapshot b = sampler.take();
 
-	const double kernel_pct = static_cast<double>(r1.some_us - r0.some_us) / 1e6 /
-				  (static_cast<double>(r1.ns - r0.ns) / 1e9) * 100.0;
+	const double kernel_pct = ::kernel_pct(r0.some_us, r1.some_us, r0, r1);
 	auto iv = hwsig::derive(a, b, sampler.claimed_ids());
-	const hwsig::Metric *m = nullptr;
-	for (const auto &x : iv.metrics)
-		if (x.id == "psi.cpu_some_pct" && x.scope == "system")
-			m = &x;
+	const hwsig::Metric *m = system_metric(iv, "psi.cpu_some_pct");
 	REQUIRE(m);
 	INFO("psi.cpu_some_pct " << m->value << " %, kernel Δtotal/Δt " << kernel_pct << " % over "
 				 << (r1.ns - r0.ns) / 1e6 << " ms");
@@ -81,4 +107,184 @@ TEST_CASE("psi.cpu_some_pct is the kernel's Δtotal / Δt over the same window, 
 	// between each of its reads and the test's (no hog runs there): the
 	// same share within half a percentage point.
 	CHECK(std::fabs(m->value - kernel_pct) <= 0.5);
+}
+
+TEST_CASE("psi.io_some_pct and psi.io_full_pct are the kernel's Δtotal / Δt, under O_DIRECT reads", "[psi]")
+{
+	if (!hwsig::path_exists("/proc/pressure/io")) {
+		FAIL("no /proc/pressure/io: this kernel has no PSI (CONFIG_PSI, psi=1)");
+	}
+	hwsig_test::LoopDevice loop(64ull << 20);
+	std::vector<hwsig::SourcePtr> sources;
+	sources.push_back(hwsig::make_psi_source());
+	hwsig::Sampler sampler(std::move(sources));
+	hwsig::Snapshot a = sampler.take();
+	const Reading r0 = pressure("io"); // right after hwsig's first reading
+	// One thread waits on 4 KiB O_DIRECT reads for about 1 s of a ~1.5 s
+	// window: while it waits, "some" is stalled, and "full" too whenever
+	// no other task on the host is running.
+	std::size_t reads = 0;
+	std::thread reader([&] {
+		hwsig::Fd fd(open(loop.path().c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+		if (!fd)
+			return;
+		void *raw = nullptr;
+		if (posix_memalign(&raw, 4096, 4096))
+			return;
+		std::unique_ptr<void, decltype(&free)> buf(raw, free);
+		std::mt19937 rng(42);
+		std::uniform_int_distribution<std::uint64_t> block(0, loop.bytes() / 4096 - 1);
+		const std::uint64_t end = hwsig::monotonic_ns() + 1000000000ull;
+		while (hwsig::monotonic_ns() < end) {
+			if (pread(fd.get(), buf.get(), 4096, static_cast<off_t>(block(rng) * 4096)) != 4096)
+				return;
+			++reads;
+		}
+	});
+	reader.join();
+	std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	const Reading r1 = pressure("io"); // right before hwsig's second one
+	hwsig::Snapshot b = sampler.take();
+	REQUIRE(reads > 1000);
+
+	auto iv = hwsig::derive(a, b, sampler.claimed_ids());
+	const hwsig::Metric *some = system_metric(iv, "psi.io_some_pct");
+	const hwsig::Metric *full = system_metric(iv, "psi.io_full_pct");
+	REQUIRE(some);
+	REQUIRE(full);
+	const double some_kernel = kernel_pct(r0.some_us, r1.some_us, r0, r1);
+	const double full_kernel = kernel_pct(r0.full_us, r1.full_us, r0, r1);
+	INFO(reads << " reads; psi.io_some_pct " << some->value << " % (kernel Δtotal/Δt " << some_kernel
+		   << " %), psi.io_full_pct " << full->value << " % (kernel " << full_kernel << " %) over "
+		   << (r1.ns - r0.ns) / 1e6 << " ms");
+	// The stall is real: a large part of the reader's second.
+	CHECK(some_kernel > 5.0);
+	CHECK(some_kernel <= 100.5);
+	CHECK(full_kernel <= some_kernel + 0.01);
+	// As for the CPU: the same share within half a percentage point.
+	CHECK(std::fabs(some->value - some_kernel) <= 0.5);
+	CHECK(std::fabs(full->value - full_kernel) <= 0.5);
+}
+
+namespace {
+
+// A memory cgroup limited to `limit` bytes (v1 memory controller or v2),
+// removed on destruction; empty path() where neither is mounted.
+class MemoryCgroup {
+public:
+	explicit MemoryCgroup(std::uint64_t limit)
+	{
+		const std::string name = "hwsig-psi-test-" + std::to_string(getpid());
+		std::string dir, limit_file;
+		if (hwsig::path_exists("/sys/fs/cgroup/memory/memory.limit_in_bytes")) {
+			dir = "/sys/fs/cgroup/memory/" + name;
+			limit_file = "memory.limit_in_bytes";
+		} else if (hwsig::path_exists("/sys/fs/cgroup/cgroup.controllers")) {
+			dir = "/sys/fs/cgroup/" + name;
+			limit_file = "memory.max";
+		} else {
+			return;
+		}
+		if (mkdir(dir.c_str(), 0755) != 0)
+			return;
+		path_ = dir;
+		if (!write(limit_file, std::to_string(limit)))
+			path_.clear();
+	}
+	~MemoryCgroup()
+	{
+		if (!path_.empty())
+			rmdir(path_.c_str());
+	}
+	const std::string &path() const { return path_; }
+	bool write(const std::string &file, const std::string &text) const
+	{
+		hwsig::Fd fd(open((path_ + "/" + file).c_str(), O_WRONLY | O_CLOEXEC));
+		return fd && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+	}
+
+private:
+	std::string path_;
+};
+
+} // namespace
+
+TEST_CASE("psi.memory_some_pct and psi.memory_full_pct are the kernel's Δtotal / Δt, under cgroup reclaim",
+	  "[psi]")
+{
+	if (!hwsig::path_exists("/proc/pressure/memory")) {
+		FAIL("no /proc/pressure/memory: this kernel has no PSI (CONFIG_PSI, psi=1)");
+	}
+	// A file four times the cgroup's limit, out of the page cache: reading
+	// it in the cgroup reclaims the cgroup's own pages all along, and
+	// reclaim is a memory stall.
+	constexpr std::uint64_t kLimit = 16ull << 20, kFile = 64ull << 20;
+	char tmpl[] = "/var/tmp/hwsig-psi-test-XXXXXX";
+	hwsig::Fd file(mkstemp(tmpl));
+	REQUIRE(file);
+	const std::string file_path = tmpl;
+	struct Unlink {
+		std::string p;
+		~Unlink() { unlink(p.c_str()); }
+	} unlink_file{file_path};
+	{
+		std::vector<char> chunk(1 << 20, 'x');
+		for (std::uint64_t done = 0; done < kFile; done += chunk.size())
+			REQUIRE(::write(file.get(), chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
+		REQUIRE(fdatasync(file.get()) == 0);
+		REQUIRE(posix_fadvise(file.get(), 0, 0, POSIX_FADV_DONTNEED) == 0);
+	}
+	MemoryCgroup cg(kLimit);
+	if (cg.path().empty()) {
+		FAIL("no memory cgroup controller to make a memory stall with (v1 memory or v2 memory.max)");
+	}
+	std::vector<hwsig::SourcePtr> sources;
+	sources.push_back(hwsig::make_psi_source());
+	hwsig::Sampler sampler(std::move(sources));
+	hwsig::Snapshot a = sampler.take();
+	const Reading r0 = pressure("memory"); // right after hwsig's first reading
+	const pid_t child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		// Only system calls here: the parent has threads.
+		if (!cg.write("cgroup.procs", std::to_string(getpid())))
+			_exit(2);
+		static char buf[1 << 20];
+		const std::uint64_t end = hwsig::monotonic_ns() + 1000000000ull;
+		while (hwsig::monotonic_ns() < end) {
+			int fd = open(file_path.c_str(), O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				_exit(3);
+			while (hwsig::monotonic_ns() < end && read(fd, buf, sizeof(buf)) > 0) {
+			}
+			close(fd);
+		}
+		_exit(0);
+	}
+	int status = 0;
+	REQUIRE(waitpid(child, &status, 0) == child);
+	REQUIRE(WIFEXITED(status));
+	REQUIRE(WEXITSTATUS(status) == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	const Reading r1 = pressure("memory"); // right before hwsig's second one
+	hwsig::Snapshot b = sampler.take();
+
+	auto iv = hwsig::derive(a, b, sampler.claimed_ids());
+	const hwsig::Metric *some = system_metric(iv, "psi.memory_some_pct");
+	const hwsig::Metric *full = system_metric(iv, "psi.memory_full_pct");
+	REQUIRE(some);
+	REQUIRE(full);
+	const double some_kernel = kernel_pct(r0.some_us, r1.some_us, r0, r1);
+	const double full_kernel = kernel_pct(r0.full_us, r1.full_us, r0, r1);
+	INFO("psi.memory_some_pct " << some->value << " % (kernel Δtotal/Δt " << some_kernel
+				    << " %), psi.memory_full_pct " << full->value << " % (kernel " << full_kernel
+				    << " %) over " << (r1.ns - r0.ns) / 1e6 << " ms");
+	// Reclaim of clean page cache is quick: a small stall, but a real one
+	// (about 2% here).
+	CHECK(some_kernel > 0.3);
+	CHECK(full_kernel <= some_kernel + 0.01);
+	// No stall outside the reference window: hwsig's share differs from
+	// the kernel's by the share of a few hundred us, far below 0.1 point.
+	CHECK(std::fabs(some->value - some_kernel) <= 0.1);
+	CHECK(std::fabs(full->value - full_kernel) <= 0.1);
 }
