@@ -10,6 +10,9 @@
 #include <cerrno>
 #include <fstream>
 #include <linux/perf_event.h>
+#include <set>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
@@ -25,6 +28,20 @@ namespace {
 std::size_t open_fds()
 {
 	return list_dir("/proc/self/fd").size();
+}
+
+// This process's perf event fds.
+std::set<int> perf_fds()
+{
+	std::set<int> out;
+	for (const auto &name : list_dir("/proc/self/fd")) {
+		char target[64] = {};
+		const std::string link = "/proc/self/fd/" + name;
+		if (readlink(link.c_str(), target, sizeof(target) - 1) > 0 &&
+		    std::string_view(target) == "anon_inode:[perf_event]")
+			out.insert(std::stoi(name));
+	}
+	return out;
 }
 
 struct ScratchRoot {
@@ -124,4 +141,72 @@ TEST_CASE("perf backend: groups opened for a CPU that comes online, closed when 
 	CHECK(none.unavailable().empty());
 	perf.reset();
 	CHECK(open_fds() == fds_one - 2);
+}
+
+TEST_CASE("perf backend: a CPU's groups that the kernel stopped are opened again", "[source_pmu][hotplug]")
+{
+	// A CPU that goes offline and comes back between two collects leaves
+	// the online list as it was, but the kernel took its events off it
+	// for good: their counts and enabled times stop. Disabling the events
+	// of one CPU stops them the same way, without taking a CPU away from
+	// the other tests.
+	const auto host = parse_cpu_list(read_trimmed("/sys/devices/system/cpu/online").value_or(""));
+	if (!host || host->size() < 2)
+		FAIL("needs two online CPUs, has " << (host ? host->size() : 0));
+	const unsigned a = (*host)[0], b = (*host)[1];
+	try {
+		PerfGroup::open({PerfEventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}},
+				static_cast<int>(a));
+	} catch (const Error &e) {
+		FAIL("perf_event_open per CPU not permitted here ("
+		     << errno_name(e.err()) << "): run as root or lower kernel.perf_event_paranoid");
+	}
+	CorePlan plan;
+	plan.series.push_back({series::kPmuCycles, {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}});
+	const std::string B = "cpu:" + std::to_string(b);
+
+	ScratchRoot t;
+	t.online(std::to_string(a));
+	pmu::PmuNotes notes;
+	pmu::PerfBackend perf;
+	perf.init(t.root, CpuIdentity{}, plan, "", notes);
+	Snapshot s1;
+	perf.collect(s1, notes);
+	const std::set<int> before = perf_fds();
+	t.online(std::to_string(a) + "," + std::to_string(b));
+	Snapshot s2;
+	perf.collect(s2, notes); // opens b's group, and reads it
+	std::vector<int> b_fds;
+	for (int fd : perf_fds())
+		if (!before.count(fd))
+			b_fds.push_back(fd);
+	REQUIRE(b_fds.size() == 1);
+	usleep(20000);
+	Snapshot s3;
+	perf.collect(s3, notes); // b read again: its enabled time advanced
+	const double b3 = value(s3, series::kPmuCycles, B);
+	CHECK(b3 > value(s2, series::kPmuCycles, B));
+
+	REQUIRE(ioctl(b_fds[0], PERF_EVENT_IOC_DISABLE, 0) == 0);
+	usleep(20000);
+	Snapshot s4;
+	perf.collect(s4, notes); // counted until the disable: a bit more
+	const double b4 = value(s4, series::kPmuCycles, B);
+	usleep(20000);
+	Snapshot s5;
+	perf.collect(s5, notes); // stopped: seen, b's group opened again (closed, then opened)
+	CHECK(perf_fds().size() == before.size() + 1);
+	usleep(50000);
+	Snapshot s6;
+	perf.collect(s6, notes);
+	// Counting again, on from where it stopped: cpu-clock counts 50 ms of
+	// wall time on an idle CPU too.
+	REQUIRE(s6.counter(series::kPmuCycles, B));
+	const double b6 = value(s6, series::kPmuCycles, B);
+	CHECK(b6 > b4 + 10e6);
+	CHECK(value(s6, series::kPmuCycles, "system") > value(s5, series::kPmuCycles, "system"));
+	Snapshot none;
+	notes.add_to(none);
+	CHECK(none.unavailable().empty());
+	perf.reset();
 }

@@ -98,7 +98,9 @@ public:
 	void reset();
 	// Reads the online CPU list again (one pread of a kept fd): opens the
 	// groups of a CPU that came online since the last collect, closes
-	// those of a CPU that went offline; then reads every group.
+	// those of a CPU that went offline; then reads every group, and opens
+	// again the groups of a CPU whose groups stopped (went offline and
+	// came back between two collects).
 	void collect(Snapshot &snap, PmuNotes &notes);
 
 private:
@@ -109,6 +111,7 @@ private:
 		unsigned id; // the counters' key: stable across a CPU's offline/online
 		std::vector<const char *> series; // per member
 		PerfGroup group;
+		std::uint64_t last_enabled_ns = 0; // at the last read (0: not read yet)
 	};
 	std::string online_path_;
 	FileCache online_file_{1};

@@ -151,16 +151,34 @@ void PerfBackend::collect(Snapshot &snap, PmuNotes &notes)
 			if (!cpus_.count(c))
 				open_cpu(c, notes);
 	}
-	for (const auto &[cpu, groups] : cpus_) {
-		for (const Group &g : groups) {
+	std::vector<unsigned> stopped;
+	for (auto &[cpu, groups] : cpus_) {
+		for (Group &g : groups) {
 			std::vector<CounterReading> members;
 			try {
 				members = g.group.read();
 			} catch (const Error &) {
 				continue; // no point this time
 			}
+			// An enabled group's enabled time always advances. It stops
+			// when the kernel took the group off its CPU: the CPU went
+			// offline and came back between two collects, and the online
+			// list looks the same. Open that CPU's groups again (their
+			// counts continue the old ones'); what it counted while its
+			// groups were off is lost.
+			if (!members.empty() && g.last_enabled_ns && members.front().enabled_ns == g.last_enabled_ns) {
+				stopped.push_back(cpu);
+				break;
+			}
+			if (!members.empty())
+				g.last_enabled_ns = members.front().enabled_ns;
 			add_perf_group(counters_, cpu, g.id, g.series, members);
 		}
+	}
+	for (unsigned cpu : stopped) {
+		notes.forget(cpu_scope(cpu));
+		cpus_.erase(cpu);
+		open_cpu(cpu, notes);
 	}
 	counters_.add_to(snap, "perf");
 }
