@@ -309,15 +309,36 @@ int pick_cpu()
 	return 0;
 }
 
-LoopDevice::LoopDevice(std::uint64_t bytes) : bytes_(bytes)
+namespace {
+
+// The sparse backing file of `bytes` under /var/tmp: its fd and path.
+Fd make_backing(std::uint64_t bytes, std::string &path)
 {
 	char tmpl[] = "/var/tmp/hwsig-bpf-test-XXXXXX";
 	Fd backing(mkstemp(tmpl));
 	if (!backing)
 		throw_errno("creating the loop backing file");
-	backing_ = tmpl;
+	path = tmpl;
 	if (ftruncate(backing.get(), static_cast<off_t>(bytes)))
 		throw_errno("sizing the loop backing file");
+	return backing;
+}
+
+// LOOP_SET_FD of backing on /dev/loopINDEX: 0, or errno (EBUSY: in use).
+int attach_loop(int index, const Fd &backing)
+{
+	const std::string path = "/dev/loop" + std::to_string(index);
+	Fd dev(open(path.c_str(), O_RDWR | O_CLOEXEC));
+	if (!dev)
+		throw_errno("opening " + path);
+	return ioctl(dev.get(), LOOP_SET_FD, backing.get()) == 0 ? 0 : errno;
+}
+
+} // namespace
+
+LoopDevice::LoopDevice(std::uint64_t bytes) : bytes_(bytes)
+{
+	Fd backing = make_backing(bytes, backing_);
 	Fd control(open("/dev/loop-control", O_RDWR | O_CLOEXEC));
 	if (!control)
 		throw_errno("opening /dev/loop-control");
@@ -325,20 +346,42 @@ LoopDevice::LoopDevice(std::uint64_t bytes) : bytes_(bytes)
 		int index = ioctl(control.get(), LOOP_CTL_GET_FREE);
 		if (index < 0)
 			throw_errno("LOOP_CTL_GET_FREE");
-		std::string path = "/dev/loop" + std::to_string(index);
-		Fd dev(open(path.c_str(), O_RDWR | O_CLOEXEC));
-		if (!dev)
-			throw_errno("opening " + path);
-		if (ioctl(dev.get(), LOOP_SET_FD, backing.get()) == 0) {
+		const int err = attach_loop(index, backing);
+		if (err == 0) {
 			index_ = index;
-			path_ = path;
+			path_ = "/dev/loop" + std::to_string(index);
 			return;
 		}
-		if (errno != EBUSY) // raced with another user of the same device
-			throw_errno("LOOP_SET_FD on " + path);
+		if (err != EBUSY) { // EBUSY: raced with another user of the same device
+			errno = err;
+			throw_errno("LOOP_SET_FD on /dev/loop" + std::to_string(index));
+		}
 	}
 	unlink(backing_.c_str());
 	throw hwsig::Error("no free loop device after 8 attempts");
+}
+
+LoopDevice::LoopDevice(std::uint64_t bytes, int index) : bytes_(bytes)
+{
+	Fd backing = make_backing(bytes, backing_);
+	// A device just detached is released when its last opener closes it,
+	// and another process may hold it a moment: wait for it, up to 5 s.
+	for (int attempt = 0; attempt < 50; ++attempt) {
+		const int err = attach_loop(index, backing);
+		if (err == 0) {
+			index_ = index;
+			path_ = "/dev/loop" + std::to_string(index);
+			return;
+		}
+		if (err != EBUSY) {
+			unlink(backing_.c_str());
+			errno = err;
+			throw_errno("LOOP_SET_FD on /dev/loop" + std::to_string(index));
+		}
+		usleep(100000);
+	}
+	unlink(backing_.c_str());
+	throw hwsig::Error("/dev/loop" + std::to_string(index) + " stayed in use by another process for 5 s");
 }
 
 LoopDevice::~LoopDevice()

@@ -68,6 +68,9 @@ int pick_cpu();
 class LoopDevice {
 public:
 	explicit LoopDevice(std::uint64_t bytes);
+	// Exactly /dev/loopINDEX, for a test that needs a dev_t again: waits
+	// up to 5 s while another process holds it, then throws.
+	LoopDevice(std::uint64_t bytes, int index);
 	~LoopDevice();
 	LoopDevice(const LoopDevice &) = delete;
 	LoopDevice &operator=(const LoopDevice &) = delete;
