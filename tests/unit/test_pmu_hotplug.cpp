@@ -11,6 +11,7 @@
 #include <fstream>
 #include <linux/perf_event.h>
 #include <set>
+#include <utility>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -67,25 +68,38 @@ double value(const Snapshot &s, const char *series, const std::string &scope)
 	return p->value;
 }
 
-} // namespace
 
-TEST_CASE("perf backend: groups opened for a CPU that comes online, closed when it goes", "[source_pmu][hotplug]")
+// The host's first two online CPUs, once per-CPU perf_event_open is known
+// to be allowed (FAIL otherwise: not a pass without them).
+std::pair<unsigned, unsigned> two_perf_cpus()
 {
 	const auto host = parse_cpu_list(read_trimmed("/sys/devices/system/cpu/online").value_or(""));
-	// Not a pass without them: the test machines have two or more.
 	if (!host || host->size() < 2)
 		FAIL("needs two online CPUs, has " << (host ? host->size() : 0));
-	const unsigned a = (*host)[0], b = (*host)[1];
 	try {
 		PerfGroup::open({PerfEventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}},
-				static_cast<int>(a));
+				static_cast<int>((*host)[0]));
 	} catch (const Error &e) {
 		FAIL("perf_event_open per CPU not permitted here ("
 		     << errno_name(e.err()) << "): run as root or lower kernel.perf_event_paranoid");
 	}
+	return {(*host)[0], (*host)[1]};
+}
 
+// A cpu-clock counter as the cycles series: it counts on every CPU, idle
+// or not.
+CorePlan cpu_clock_plan()
+{
 	CorePlan plan;
 	plan.series.push_back({series::kPmuCycles, {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}});
+	return plan;
+}
+} // namespace
+
+TEST_CASE("perf backend: groups opened for a CPU that comes online, closed when it goes", "[source_pmu][hotplug]")
+{
+	const auto [a, b] = two_perf_cpus();
+	CorePlan plan = cpu_clock_plan();
 	plan.series.push_back({series::kPmuInstructions,
 			       {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 0, 0}});
 	const std::string A = "cpu:" + std::to_string(a), B = "cpu:" + std::to_string(b);
@@ -150,19 +164,8 @@ TEST_CASE("perf backend: a CPU's groups that the kernel stopped are opened again
 	// for good: their counts and enabled times stop. Disabling the events
 	// of one CPU stops them the same way, without taking a CPU away from
 	// the other tests.
-	const auto host = parse_cpu_list(read_trimmed("/sys/devices/system/cpu/online").value_or(""));
-	if (!host || host->size() < 2)
-		FAIL("needs two online CPUs, has " << (host ? host->size() : 0));
-	const unsigned a = (*host)[0], b = (*host)[1];
-	try {
-		PerfGroup::open({PerfEventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}},
-				static_cast<int>(a));
-	} catch (const Error &e) {
-		FAIL("perf_event_open per CPU not permitted here ("
-		     << errno_name(e.err()) << "): run as root or lower kernel.perf_event_paranoid");
-	}
-	CorePlan plan;
-	plan.series.push_back({series::kPmuCycles, {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0, 0}});
+	const auto [a, b] = two_perf_cpus();
+	const CorePlan plan = cpu_clock_plan();
 	const std::string B = "cpu:" + std::to_string(b);
 
 	ScratchRoot t;
