@@ -27,8 +27,8 @@ public:
 	}
 
 	// Shares s; the last holder's drop returns it here, from whichever
-	// thread that is. The deleter holds the recycler, so a snapshot that
-	// outlives its service is still freed, not returned to freed memory.
+	// thread that is. The deleter holds the recycler: a snapshot that
+	// outlives its service returns to a recycler still alive.
 	std::shared_ptr<const hwsig::Snapshot> share(hwsig::Snapshot &&s)
 	{
 		auto self = shared_from_this();

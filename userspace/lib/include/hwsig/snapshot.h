@@ -151,7 +151,7 @@ private:
 		Spares() = default;
 		Spares(const Spares &) {}
 		Spares(Spares &&) = default;
-		Spares &operator=(const Spares &) { return *this; }
+		Spares &operator=(const Spares &) { return *this = Spares{}; }
 		Spares &operator=(Spares &&) = default;
 	};
 
