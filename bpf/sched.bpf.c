@@ -20,12 +20,13 @@
  *     and no hash lookup even for selected processes. A wait is counted
  *     when the task next leaves the CPU, not when it gets it; waits that
  *     span a migration are whole (the kernel adds the part spent on the old
- *     run queue at the dequeue).
+ *     run queue at the dequeue). Involuntary switches are the growth of
+ *     prev's nivcsw, the kernel's own count.
  *   - raw_tp, the fallback for kernels without tp_btf, task storage or
  *     CONFIG_SCHED_INFO: timestamps taken at wakeup and preemption, kept in
  *     a hash keyed by pid (raw_tp task pointers are not BTF pointers, which
  *     task storage requires), the wait taken when sched_switch puts the
- *     task on a CPU. */
+ *     task on a CPU. Involuntary: preempt, or prev_state TASK_RUNNING. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -69,7 +70,8 @@ struct task_wait {
 struct task_seen {
 	__u64 run_delay;     /* sched_info.run_delay (ns, cumulative) */
 	__u64 pcount;        /* sched_info.pcount (arrivals, cumulative) */
-	__u64 left_runnable; /* that switch-out was involuntary: 0 or 1 */
+	__u64 nivcsw;        /* the kernel's involuntary switch count */
+	__u64 left_runnable; /* that switch-out left prev queued: 0 or 1 */
 	__u32 selection_gen; /* proc_index is valid while this is selection_gen */
 	__u32 proc_index;    /* into proc_stats; NOT_SELECTED if not selected */
 };
@@ -208,7 +210,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 {
 	struct hwsig_sched_stats *cpu, *proc;
 	struct task_seen *seen;
-	__u64 run_delay, pcount, runnable, index, state;
+	__u64 run_delay, pcount, nivcsw, runnable, involuntary, index, state;
 
 	if (!prev->pid)
 		return 0;
@@ -229,6 +231,13 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	runnable = (preempt | (state - 1) >> 63) & 1;
 	run_delay = prev->sched_info.run_delay;
 	pcount = prev->sched_info.pcount;
+	/* Involuntary as the kernel counts it: __schedule() has bumped nivcsw
+	 * or nvcsw before this tracepoint. A sleep cut short by a signal
+	 * stays queued (runnable above, and since 6.13 prev_state says
+	 * TASK_RUNNING too) but is an nvcsw. Only a task's first switch-out
+	 * seen (pcount 0 stored) has no count to compare with. */
+	nivcsw = prev->nivcsw;
+	involuntary = seen->pcount ? nivcsw != seen->nivcsw : runnable;
 	/* The wait's index into waits[]: wakeup_wait, then preempt_wait,
 	 * by how prev left a CPU before the arrival that ended it. */
 	index = seen->left_runnable * HWSIG_SCHED_PREEMPT_AT +
@@ -240,17 +249,18 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 		index = HWSIG_SCHED_WAIT_SLOTS;
 	seen->run_delay = run_delay;
 	seen->pcount = pcount;
+	seen->nivcsw = nivcsw;
 	seen->left_runnable = runnable;
 
 	cpu->runs++;
-	cpu->involuntary += runnable;
+	cpu->involuntary += involuntary;
 	barrier_var(index);
 	if (index < HWSIG_SCHED_WAIT_SLOTS)
 		cpu->waits[index]++;
 	proc = proc_cached(seen, prev->tgid);
 	if (proc) {
 		proc->runs++;
-		proc->involuntary += runnable;
+		proc->involuntary += involuntary;
 		if (index < HWSIG_SCHED_WAIT_SLOTS)
 			proc->waits[index]++;
 	}
