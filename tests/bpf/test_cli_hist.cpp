@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -171,9 +172,12 @@ namespace {
 
 constexpr unsigned kSideBySideRounds = 4000;
 
+// Slot low bound -> {hwsigctl's count, the other tool's count}.
+using SlotPairs = std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>;
+
 struct SideBySide {
-	// Slot low bound (us) -> {hwsigctl's count, runqlat's count}.
-	std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> slots;
+	SlotPairs slots; // {hwsigctl, runqlat}, slots in us
+
 	std::uint64_t total_ours = 0, total_ref = 0, used = 0;
 	std::string log;
 };
@@ -287,21 +291,25 @@ SideBySide runq_side_by_side(const char *attach)
 }
 
 // How far apart two histograms over the same ordered slots are:
+// - moved: the share of samples in another slot (total variation);
 // - worst: the largest gap between their cumulative counts at a slot edge;
 // - shift: how many slots a sample moves on average to turn one into the
 //   other (earth mover's distance, in slots);
 // - far: the samples moved by more than one slot (a cumulative gap that
 //   persists over two edges).
+// Shares are of `total`, the reference tool's count.
 struct Distance {
 	std::uint64_t worst = 0, far = 0;
-	double shift = 0;
+	double moved = 0, shift = 0;
 };
 
-Distance distance(const SideBySide &r)
+Distance distance(const SlotPairs &slots, std::uint64_t total)
 {
 	Distance d;
+	std::uint64_t differ = 0;
 	std::int64_t cum_ours = 0, cum_ref = 0, prev_gap = 0;
-	for (const auto &[low, n] : r.slots) {
+	for (const auto &[low, n] : slots) {
+		differ += n.first > n.second ? n.first - n.second : n.second - n.first;
 		cum_ours += static_cast<std::int64_t>(n.first);
 		cum_ref += static_cast<std::int64_t>(n.second);
 		const std::int64_t gap = cum_ours - cum_ref;
@@ -312,8 +320,36 @@ Distance distance(const SideBySide &r)
 			d.far += std::min(size, static_cast<std::uint64_t>(prev_gap < 0 ? -prev_gap : prev_gap));
 		prev_gap = gap;
 	}
-	d.shift /= r.total_ref ? static_cast<double>(r.total_ref) : 1.0;
+	const double n = total ? static_cast<double>(total) : 1.0;
+	d.moved = static_cast<double>(differ) / (2.0 * n);
+	d.shift /= n;
 	return d;
+}
+
+// One side-by-side run with the program set `attach`, checked: the whole
+// workload in both windows (every round is two waits), the same waits
+// counted (1 %, and 10), at most 2 % of them more than one slot away (a
+// unit, clock or slot error moves them by whole slots), a distribution
+// (3 slots at least) and, when given, a mean shift of at most max_shift.
+void check_runq_side_by_side(const char *attach, std::optional<double> max_shift)
+{
+	SideBySide r = runq_side_by_side(attach);
+	INFO(r.log);
+	Distance d = distance(r.slots, r.total_ref);
+	INFO(attach << ": totals: hwsigctl " << r.total_ours << ", runqlat " << r.total_ref
+		    << "; largest cumulative gap " << d.worst << ", mean shift " << d.shift
+		    << " slots, more than one slot away " << d.far);
+	CHECK(r.total_ref >= 2u * kSideBySideRounds);
+	CHECK(std::fabs(static_cast<double>(r.total_ours) - static_cast<double>(r.total_ref)) <=
+	      std::max(10.0, 0.01 * static_cast<double>(r.total_ref)));
+	CHECK(static_cast<double>(d.far) <= 0.02 * static_cast<double>(r.total_ref));
+	CHECK(r.used >= 3);
+	if (max_shift)
+		CHECK(d.shift <= *max_shift);
+	std::printf("hist runq (%s) vs runqlat: %llu vs %llu waits, mean shift %.3f slots, %llu more than one "
+		    "slot away\n",
+		    attach, static_cast<unsigned long long>(r.total_ours), static_cast<unsigned long long>(r.total_ref),
+		    d.shift, static_cast<unsigned long long>(d.far));
 }
 
 } // namespace
@@ -331,19 +367,7 @@ TEST_CASE("hwsigctl hist runq, raw_tp set, against runqlat on the same workload:
 	  "[cli][sched][runqlat]")
 {
 	require_root();
-	SideBySide r = runq_side_by_side("raw_tp");
-	INFO(r.log);
-	Distance d = distance(r);
-	INFO("totals: hwsigctl " << r.total_ours << ", runqlat " << r.total_ref << "; largest cumulative gap "
-				 << d.worst << ", mean shift " << d.shift << " slots, more than one slot away "
-				 << d.far);
-	// The whole workload is in both windows: every round is two waits.
-	CHECK(r.total_ref >= 2u * kSideBySideRounds);
-	CHECK(std::fabs(static_cast<double>(r.total_ours) - static_cast<double>(r.total_ref)) <=
-	      std::max(10.0, 0.01 * static_cast<double>(r.total_ref)));
-	CHECK(d.shift <= 0.25);
-	CHECK(static_cast<double>(d.far) <= 0.02 * static_cast<double>(r.total_ref));
-	CHECK(r.used >= 3); // a distribution, not one slot
+	check_runq_side_by_side("raw_tp", 0.25);
 }
 
 // The tp_btf set (the default) reads the kernel's own sched_info.run_delay
@@ -362,21 +386,7 @@ TEST_CASE("hwsigctl hist runq, tp_btf set, against runqlat on the same workload:
 	  "[cli][sched][runqlat]")
 {
 	require_root();
-	SideBySide r = runq_side_by_side("tp_btf");
-	INFO(r.log);
-	Distance d = distance(r);
-	INFO("totals: hwsigctl " << r.total_ours << ", runqlat " << r.total_ref << "; largest cumulative gap "
-				 << d.worst << ", mean shift " << d.shift << " slots, more than one slot away "
-				 << d.far);
-	CHECK(r.total_ref >= 2u * kSideBySideRounds);
-	CHECK(std::fabs(static_cast<double>(r.total_ours) - static_cast<double>(r.total_ref)) <=
-	      std::max(10.0, 0.01 * static_cast<double>(r.total_ref)));
-	CHECK(static_cast<double>(d.far) <= 0.02 * static_cast<double>(r.total_ref));
-	CHECK(r.used >= 3);
-	std::printf("hist runq (tp_btf) vs runqlat: %llu vs %llu waits, mean shift %.3f slots, %llu more than one "
-		    "slot away\n",
-		    static_cast<unsigned long long>(r.total_ours), static_cast<unsigned long long>(r.total_ref),
-		    d.shift, static_cast<unsigned long long>(d.far));
+	check_runq_side_by_side("tp_btf", std::nullopt);
 }
 
 TEST_CASE("hwsigctl hist runq -P: a guest is labelled by its VM name, not QEMU's comm", "[cli][sched]")
@@ -462,7 +472,7 @@ TEST_CASE("hwsigctl hist bio -D side by side with biolatency -D: the same count,
 	CHECK(bad == 0);
 	CHECK(their_bad == 0);
 	// Slots in order of their low bound ("4->7" -> 4).
-	std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> by_low;
+	SlotPairs by_low;
 	std::uint64_t na = 0, nb = 0;
 	for (const auto &[slot, n] : a) {
 		by_low[std::stoull(slot.substr(0, slot.find("->")))].first += n;
@@ -485,33 +495,16 @@ TEST_CASE("hwsigctl hist bio -D side by side with biolatency -D: the same count,
 	// reads take 4-16 us, so that moves up to an eighth of them across the
 	// 8 us edge (seen: 0.7-12%), always to the next slot. A unit, clock or
 	// stamp error moves them by whole slots.
-	std::uint64_t differ = 0, cum_a = 0, cum_b = 0, far = 0;
-	double shift = 0;
-	std::int64_t prev_gap = 0;
-	for (const auto &[low, counts] : by_low) {
-		const auto [x, y] = counts;
-		differ += x > y ? x - y : y - x;
-		cum_a += x;
-		cum_b += y;
-		const std::int64_t gap = static_cast<std::int64_t>(cum_a) - static_cast<std::int64_t>(cum_b);
-		shift += static_cast<double>(gap < 0 ? -gap : gap);
-		// A cumulative gap that persists over two boundaries: requests
-		// moved by more than one slot.
-		if ((gap > 0 && prev_gap > 0) || (gap < 0 && prev_gap < 0))
-			far += static_cast<std::uint64_t>(std::min(gap < 0 ? -gap : gap, prev_gap < 0 ? -prev_gap : prev_gap));
-		prev_gap = gap;
-	}
+	const Distance d = distance(by_low, nb);
 	const double n = nb ? static_cast<double>(nb) : 1.0;
-	const double moved = static_cast<double>(differ) / (2.0 * n);
-	shift /= n;
-	INFO("requests: hwsig " << na << ", biolatency " << nb << "; in another slot: " << moved * 100
-				<< "%; mean shift " << shift << " slots; more than one slot away: " << far);
-	CHECK(shift <= 0.25);
-	CHECK(static_cast<double>(far) <= 0.02 * n);
+	INFO("requests: hwsig " << na << ", biolatency " << nb << "; in another slot: " << d.moved * 100
+				<< "%; mean shift " << d.shift << " slots; more than one slot away: " << d.far);
+	CHECK(d.shift <= 0.25);
+	CHECK(static_cast<double>(d.far) <= 0.02 * n);
 	std::printf("hist bio vs biolatency: %llu vs %llu requests, %.1f%% in another slot, mean shift %.3f slots, "
 		    "%llu more than one slot away\n",
-		    static_cast<unsigned long long>(na), static_cast<unsigned long long>(nb), moved * 100, shift,
-		    static_cast<unsigned long long>(far));
+		    static_cast<unsigned long long>(na), static_cast<unsigned long long>(nb), d.moved * 100, d.shift,
+		    static_cast<unsigned long long>(d.far));
 }
 
 #endif
