@@ -233,7 +233,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	pcount = prev->sched_info.pcount;
 	/* Involuntary as the kernel counts it: __schedule() has bumped nivcsw
 	 * or nvcsw before this tracepoint. A sleep cut short by a signal
-	 * stays queued (runnable above, and since 6.13 prev_state says
+	 * stays queued (runnable above; newer kernels pass prev_state as
 	 * TASK_RUNNING too) but is an nvcsw. Only a task's first switch-out
 	 * seen (pcount 0 stored) has no count to compare with. */
 	nivcsw = prev->nivcsw;

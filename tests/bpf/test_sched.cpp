@@ -227,14 +227,14 @@ namespace {
 // Involuntary switches are the kernel's nivcsw: a task that called
 // schedule() to sleep and was kept on the run queue by a signal that came
 // in the meantime left the CPU voluntarily (nvcsw), although its state
-// reads TASK_RUNNING by the time sched_switch fires, and so does the
-// tracepoint's prev_state argument since 6.13 (5.18-6.12: the state it
-// went to sleep with). The tp_btf set counts the growth of the task's
-// nivcsw: exact up to the threads' last switch-outs, which can follow the
-// rusage. The raw_tp set (no task storage) classifies by preempt and
-// prev_state: on a 6.13+ kernel each such race counts as involuntary
-// (measured 17-32 in 3 s on the 6.18 test host, as for the tp_btf set
-// before it read nivcsw).
+// reads TASK_RUNNING by the time sched_switch fires, and on newer kernels
+// (6.18 here) so does the tracepoint's prev_state argument (from 5.18 it
+// was the state the task went to sleep with). The tp_btf set counts the
+// growth of the task's nivcsw: exact up to the threads' last switch-outs,
+// which can follow the rusage. The raw_tp set (no task storage) classifies
+// by preempt and prev_state: on such a kernel each race counts as
+// involuntary (measured 14-32 in 3 s on the 6.18 test host, as for the
+// tp_btf set before it read nivcsw).
 void signalled_sleep_case(BpfAttach how)
 {
 	require_root();
