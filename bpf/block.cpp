@@ -285,9 +285,4 @@ bool BlockCollector::issue_program_attached() const
 	return impl_->issue_link() != nullptr;
 }
 
-std::uint64_t BlockCollector::missed_runs() const
-{
-	return bpf_detail::recursion_misses(impl_->skel->obj);
-}
-
 } // namespace hwsig

@@ -69,9 +69,6 @@ public:
 	// Whether the issue program is attached (BlockTiming::IssueProgram, or
 	// a request completed without the kernel's stamp).
 	bool issue_program_attached() const;
-	// Program runs the kernel skipped (recursion_misses in skeleton.h): a
-	// completion so skipped is in no count.
-	std::uint64_t missed_runs() const;
 
 private:
 	struct Impl;

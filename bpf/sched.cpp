@@ -121,11 +121,6 @@ BpfAttach SchedCollector::attached_as() const
 	return impl_->how;
 }
 
-std::uint64_t SchedCollector::missed_runs() const
-{
-	return bpf_detail::recursion_misses(impl_->skel->obj);
-}
-
 bool SchedCollector::select(int tgid)
 {
 	if (impl_->index_of.count(tgid))

@@ -31,9 +31,6 @@ public:
 	SchedCollector &operator=(SchedCollector &&) noexcept;
 
 	BpfAttach attached_as() const;
-	// Program runs the kernel skipped (recursion_misses in skeleton.h):
-	// a wakeup or switch so skipped is in no count.
-	std::uint64_t missed_runs() const;
 	// Per-process counts for tgid from now on (its slot starts at zero).
 	// False when HWSIG_SCHED_MAX_PROCS processes are already selected.
 	bool select(int tgid);

@@ -2,7 +2,6 @@
 // log, tracefs.
 #include "skeleton.h"
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
@@ -88,22 +87,6 @@ void install_libbpf_print()
 bool lacks_privilege(int err)
 {
 	return err == EPERM || (err == EACCES && geteuid() != 0);
-}
-
-std::uint64_t recursion_misses(const struct ::bpf_object *obj)
-{
-	std::uint64_t misses = 0;
-	bpf_program *prog;
-	bpf_object__for_each_program(prog, obj) {
-		const int fd = bpf_program__fd(prog);
-		if (fd < 0) // not loaded (autoload off)
-			continue;
-		bpf_prog_info info{};
-		__u32 len = sizeof info;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-			misses += info.recursion_misses;
-	}
-	return misses;
 }
 
 [[noreturn]] void throw_step(std::string_view name, std::string_view step, int err)

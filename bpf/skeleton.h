@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cerrno>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,11 +34,6 @@ void before_load(struct ::bpf_object *obj);
 // program set would fail alike. EACCES as root is the verifier rejecting a
 // program (6.1 answers an unbounded access so), which another set may pass.
 bool lacks_privilege(int err);
-// The runs of obj's loaded programs that the kernel skipped because one of
-// them was already running on that CPU (an interrupt that fired the same
-// tracepoint while the program ran): bpf_prog_info.recursion_misses (5.12+;
-// 0 before), summed. A count such a run would have added is missing.
-std::uint64_t recursion_misses(const struct ::bpf_object *obj);
 } // namespace bpf_detail
 
 // The four generated functions of one skeleton type.

@@ -177,7 +177,6 @@ using SlotPairs = std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t
 
 struct SideBySide {
 	SlotPairs slots; // {hwsigctl, runqlat}, slots in us
-
 	std::uint64_t total_ours = 0, total_ref = 0, used = 0;
 	std::string log;
 };
@@ -191,9 +190,8 @@ SideBySide runq_side_by_side(const char *attach)
 	const char *runqlat = "/usr/sbin/runqlat";
 	INFO("libbpf-tools' runqlat is installed by scripts/install-deps");
 	REQUIRE(access(runqlat, X_OK) == 0);
-	constexpr unsigned kRounds = kSideBySideRounds;
 	const int cpu = hwsig_test::pick_cpu();
-	hwsig_test::Child child = hwsig_test::Child::ping_pong(cpu, kRounds);
+	hwsig_test::Child child = hwsig_test::Child::ping_pong(cpu, kSideBySideRounds);
 	// Another process's hog on the same CPU: the ping-pong's waits spread
 	// over several slots instead of all landing in the first ones.
 	hwsig_test::Child hog = hwsig_test::Child::hog(cpu, 700);
