@@ -75,6 +75,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, HWSIG_BLOCK_MAX_DEVS);
+	__uint(map_flags, BPF_F_MMAPABLE); /* read by userspace through a mapping */
 	__type(key, __u32);
 	__type(value, struct hwsig_block_slot);
 } slots SEC(".maps");

@@ -53,9 +53,9 @@ public:
 	// generation (diskseq) of each that has completed a request. Entries
 	// of older generations (a loop device attached to another file, a
 	// disk removed and its dev_t given to another) are deleted from the
-	// map as they are found. per_call: devices read per
-	// BPF_MAP_LOOKUP_BATCH call (0: as many as about 1 MiB of per-CPU
-	// values holds; tests pass 1). Attaches the issue program when a
+	// map as they are found. per_call: 0 reads the table of disks through
+	// its mapping; N > 0 through BPF_MAP_LOOKUP_BATCH calls of N slots
+	// each (tests compare the two). Attaches the issue program when a
 	// request completed without the kernel's issue stamp.
 	std::map<std::uint32_t, BlockCounts> devices(std::size_t per_call = 0) const;
 	// Deletes the generations of dev up to `generation` from the maps (a

@@ -106,7 +106,7 @@ TEST_CASE("O_DIRECT reads and writes on a loop device: counts within 1%, sizes i
 	}
 }
 
-TEST_CASE("devices(): one batch or one device per batch call, the same devices and counts", "[block]")
+TEST_CASE("devices(): the mapped table, one batch or one device per batch call: the same devices and counts", "[block]")
 {
 	require_root();
 	BlockCollector collector;
@@ -122,16 +122,19 @@ TEST_CASE("devices(): one batch or one device per batch call, the same devices a
 	for (int i = 0; i < 3; i++)
 		hwsig_test::direct_reads(loops[i]->path(),
 					 hwsig_test::random_offsets(reads[i], 4096, loops[i]->bytes(), 7u + i), 4096);
-	auto whole = collector.devices();
+	auto whole = collector.devices(); // through the mapping
 	auto single = collector.devices(1);
-	auto again = collector.devices(); // back to the automatic batch
+	auto batch = collector.devices(1u << 20); // one batch call for the table
+	auto again = collector.devices();
 	for (int i = 0; i < 3; i++) {
 		const std::uint32_t dev = loops[i]->kdev();
 		INFO("loop " << i);
 		REQUIRE(whole.count(dev) == 1);
 		REQUIRE(single.count(dev) == 1);
 		REQUIRE(again.count(dev) == 1);
+		REQUIRE(batch.count(dev) == 1);
 		CHECK(whole.at(dev).reads - before[i] == reads[i]);
+		CHECK(batch.at(dev).reads == whole.at(dev).reads);
 		CHECK(single.at(dev).reads == whole.at(dev).reads);
 		CHECK(single.at(dev).read_bytes == whole.at(dev).read_bytes);
 		CHECK(single.at(dev).latency_us.counts == whole.at(dev).latency_us.counts);

@@ -170,6 +170,35 @@ TEST_CASE("meminfo source: missing and garbled files", "[procfs][meminfo][source
 	}
 }
 
+TEST_CASE("meminfo source: Hugetlb 0 kB in /proc/meminfo: the pools' files are not read", "[procfs][meminfo][source]")
+{
+	// Pool files that would be garbled if read: with "Hugetlb: 0 kB" the
+	// pools are known empty without them; with pages, they are read.
+	TempTree t;
+	const std::string pool = "sys/kernel/mm/hugepages/hugepages-2048kB/";
+	for (const char *f : {"nr_hugepages", "free_hugepages", "resv_hugepages"})
+		t.put(pool + f, "abc\n");
+	t.put("sys/devices/system/node/online", "0\n");
+	t.put("sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "abc\n");
+	t.put("sys/devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages", "abc\n");
+	const std::string head = "MemTotal: 1000 kB\nAnonHugePages: 0 kB\nHugePages_Total: 0\nHugePages_Free: 0\n"
+				 "Hugepagesize: 2048 kB\n";
+	SECTION("no pages")
+	{
+		t.put("proc/meminfo", head + "Hugetlb: 0 kB\n");
+		auto snap = collect(*make_meminfo_source(), t.root());
+		for (const char *scope : {"hugepages:2048kB", "node:0/hugepages:2048kB"})
+			CHECK(note(snap, kUtil, scope) == "no 2048kB huge pages reserved");
+	}
+	SECTION("pages of another size: every pool is read")
+	{
+		t.put("proc/meminfo", head + "Hugetlb: 1048576 kB\n");
+		auto snap = collect(*make_meminfo_source(), t.root());
+		CHECK(note(snap, kUtil, "hugepages:2048kB") ==
+		      "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages garbled: not a number: 'abc'");
+	}
+}
+
 TEST_CASE("meminfo source: /proc/meminfo fallback without the sysfs pools", "[procfs][meminfo][source]")
 {
 	auto src = make_meminfo_source();

@@ -24,7 +24,7 @@ std::string size_name(std::uint64_t kb)
 
 // The /proc/meminfo lines this source reads.
 constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "Hugepagesize",
-				       "AnonHugePages"};
+				       "AnonHugePages",   "Hugetlb"};
 
 // parse_meminfo() of a file whose names, in order, are those of the last
 // text parse_meminfo() accepted (a kernel's meminfo never changes its
@@ -125,7 +125,12 @@ public:
 				meminfo_problem = "/proc/meminfo garbled: " + meminfo.error;
 		}
 
-		auto reads = read_pools();
+		// "Hugetlb: 0 kB" (4.16+) is the sum of every pool's pages
+		// (nr_hugepages x size, surplus included): all pools, and so
+		// every node's share, are empty, and their files need no read.
+		auto hugetlb = meminfo.values.find("Hugetlb");
+		const bool all_empty = hugetlb != meminfo.values.end() && hugetlb->second.kb && hugetlb->second.value == 0;
+		auto reads = all_empty ? std::vector<PoolRead>(pools_.size()) : read_pools();
 		// A pool that went away since the last scan (its node taken
 		// offline) fails to read: look again, as a fresh listing would.
 		if (!rescanned && any_failed(reads)) {
