@@ -635,7 +635,7 @@ constexpr std::uint64_t kProcTgidOffset = 258;
 // forked by libvirt execs after its fork: each quick check reads every
 // newcomer again until the next listing, which comes at least every
 // NonVmMemo::kFullEvery scans.
-bool VmScanner::newcomers_are_not_vms(std::uint64_t listed_last)
+bool VmScanner::newcomers_are_not_vms(std::uint64_t listed_last, std::uint64_t allocated)
 {
 	if (!proc_dir_ || !proc_seeks_by_pid_)
 		return false;
@@ -648,6 +648,14 @@ bool VmScanner::newcomers_are_not_vms(std::uint64_t listed_last)
 			proc_seeks_by_pid_ = false; // not the layout above: list in full from now on
 			return false;
 		}
+		// Pids are handed out upwards from the last one: every process
+		// started since the listing is in (listed_last, allocated]. Above
+		// allocated are processes older than the pid counter's last wrap
+		// (most of them, on a host up for long), or ones started after
+		// allocated was read, which the next scan checks.
+		if (static_cast<std::uint64_t>(*pid) > allocated)
+			break;
+		++newcomer_reads_;
 		auto comm = vmparse::read_comm(proc + "/" + de->d_name + "/comm", nullptr);
 		if (!comm)
 			continue; // exited already
@@ -680,7 +688,7 @@ std::vector<Vm> VmScanner::scan()
 	if (allocated && listed_last_pid_ && !memo_.full() && listed_vms_unchanged()) {
 		if (*listed_last_pid_ == *allocated)
 			return listed_;
-		if (*listed_last_pid_ < *allocated && newcomers_are_not_vms(*listed_last_pid_))
+		if (*listed_last_pid_ < *allocated && newcomers_are_not_vms(*listed_last_pid_, *allocated))
 			return listed_;
 	}
 	std::vector<Vm> vms;

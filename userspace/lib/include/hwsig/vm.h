@@ -102,11 +102,13 @@ public:
 	// Scans answered by reading only the processes started since the last
 	// listing (for tests and the daemon's self metrics).
 	std::uint64_t quick_checks() const { return quick_checks_; }
+	// Processes whose comm those quick checks read (for tests).
+	std::uint64_t newcomer_reads() const { return newcomer_reads_; }
 
 private:
 	std::optional<std::uint64_t> last_pid();
 	bool listed_vms_unchanged() const;
-	bool newcomers_are_not_vms(std::uint64_t listed_last);
+	bool newcomers_are_not_vms(std::uint64_t listed_last, std::uint64_t allocated);
 
 	std::string root_;
 	FileCache comms_;
@@ -116,6 +118,7 @@ private:
 	bool proc_seeks_by_pid_ = false; // proc_dir_ is procfs: seekdir() to a pid works
 	std::uint64_t listings_ = 0;
 	std::uint64_t quick_checks_ = 0;
+	std::uint64_t newcomer_reads_ = 0;
 	std::optional<std::uint64_t> listed_last_pid_; // read before the last listing
 	std::vector<Vm> listed_;
 	std::vector<std::pair<int, nlink_t>> listed_tasks_; // each QEMU's /proc/PID/task link count
