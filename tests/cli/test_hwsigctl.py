@@ -375,6 +375,15 @@ def fixture_copy(hugepages=None, thresholds=None):
                             ("resv_hugepages", 0)):
             with open(os.path.join(pool, name), "w") as f:
                 f.write(f"{value}\n")
+        # /proc/meminfo's Hugetlb (every pool's pages x size) agrees, as on
+        # a real kernel: at 0 kB hwsig does not read the pools.
+        meminfo = os.path.join(root, "proc", "meminfo")
+        with open(meminfo) as f:
+            text = f.read()
+        assert "\nHugetlb:               0 kB\n" in text, "fixture meminfo without Hugetlb: 0 kB"
+        text = text.replace("\nHugetlb:               0 kB\n", f"\nHugetlb: {hugepages[0] * 2048} kB\n")
+        with open(meminfo, "w") as f:
+            f.write(text)
     if thresholds is not None:
         os.makedirs(os.path.join(root, "etc", "hwsig"))
         with open(os.path.join(root, "etc", "hwsig", "thresholds.conf"), "w") as f:

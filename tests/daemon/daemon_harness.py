@@ -45,6 +45,14 @@ def fixture_with_hugepages(pages=4, free=1):
     for name, value in (("nr_hugepages", pages), ("free_hugepages", free), ("resv_hugepages", 0)):
         with open(os.path.join(pool, name), "w") as f:
             f.write(f"{value}\n")
+    # /proc/meminfo's Hugetlb (every pool's pages x size) agrees, as on a
+    # real kernel: at 0 kB hwsig does not read the pools.
+    meminfo = os.path.join(root, "proc", "meminfo")
+    with open(meminfo) as f:
+        text = f.read()
+    assert "\nHugetlb:               0 kB\n" in text, "fixture meminfo without Hugetlb: 0 kB"
+    with open(meminfo, "w") as f:
+        f.write(text.replace("\nHugetlb:               0 kB\n", f"\nHugetlb: {pages * 2048} kB\n"))
     return root
 
 

@@ -113,7 +113,9 @@ TEST_CASE("schedstat source: captured host without CONFIG_SCHEDSTATS", "[procfs]
 	CHECK(note(snap, kAvg, "system") == "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)");
 	CHECK(counter(snap, series::kSchedstatRunDelayNs, "vm:captured") == 50525250.0 + 38713646 + 37298831);
 	CHECK(counter(snap, series::kSchedstatTimeslices, "vm:captured") == 111.0 + 113 + 108);
-	CHECK(series_count(snap) == 2);
+	// The mean per vCPU; its threads are not named "CPU n/KVM": no per-vCPU scope.
+	CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:captured") == Approx((50525250.0 + 38713646 + 37298831) / 3));
+	CHECK(series_count(snap) == 3);
 }
 
 TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedstat][source]")
@@ -131,12 +133,14 @@ TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedsta
 		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 256000.0 + 32640);
 		CHECK(counter(snap, series::kSchedstatRunDelayNs, "vm:web1") == 1050000.0 + 2050000 + 3050000 + 4050000);
 		CHECK(counter(snap, series::kSchedstatTimeslices, "vm:web1") == 20000.0);
-		CHECK(series_count(snap) == 2 * (256 + 1 + 1));
+		CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:web1") == (1050000.0 + 2050000 + 3050000 + 4050000) / 4);
+		CHECK(series_count(snap) == 2 * (256 + 1 + 1) + 1);
 	}
 	SECTION("amd, version 16, no VMs")
 	{
 		auto snap = collect(*src, fixture("amd-1s-64cpu-4node"));
-		CHECK(snap.unavailable().empty());
+		REQUIRE(snap.unavailable().size() == 1);
+		CHECK(note(snap, "sched.vcpu_wait_ratio", "vm:*") == "no VMs found (QEMU processes, Documentation/vms.rst)");
 		CHECK(counter(snap, series::kSchedstatRunDelayNs, "system") == 40000.0 * 2080);
 		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 500.0 * 64 + 2 * 2016);
 		CHECK(series_count(snap) == 2 * 65);
@@ -221,4 +225,51 @@ TEST_CASE("schedstat source with VMs found by discover_vms (kvm-host tree)", "[p
 	REQUIRE(web);
 	CHECK(web->value == Approx(4 * 400000.0 / (4 * 200) / 1000));
 	CHECK_FALSE(metric(iv, kAvg, "vm:db02"));
+}
+
+TEST_CASE("vCPU wait: per vCPU and the VM's mean, over the interval; none for the VM when its vCPUs change",
+	  "[procfs][schedstat][derive]")
+{
+	const char *const kWait = "sched.vcpu_wait_ratio";
+	auto src = make_schedstat_source();
+	auto vms = discover_vms(fixture("kvm-host"));
+	auto before = collect(*src, fixture("kvm-host"), &vms, 10'000'000'000ull);
+	for (int n = 0; n < 4; ++n)
+		CHECK(counter(before, series::kVcpuRunDelayNs, "vm:web01/vcpu:" + std::to_string(n)) == 2e6 * (n + 1));
+	CHECK(note(before, kWait, "vm:db02") == "no vCPU threads ('CPU n/KVM') found");
+
+	// 2 s later, vCPU n (thread 2110 + n) waited (n + 1) x 200 us more.
+	TempTree after;
+	std::filesystem::copy(fixture("kvm-host"), after.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	for (int j = 1; j <= 4; ++j)
+		after.put("proc/2101/task/" + std::to_string(2109 + j) + "/schedstat",
+			  "8000000000 " + std::to_string(2000000 * j + 200000 * j) + " 4000\n");
+	SECTION("the same vCPUs")
+	{
+		auto later = collect(*src, after.root(), &vms, 12'000'000'000ull);
+		auto iv = checked_derive(before, later, src->provides());
+		for (int n = 0; n < 4; ++n) {
+			const Metric *m = metric(iv, kWait, "vm:web01/vcpu:" + std::to_string(n));
+			REQUIRE(m);
+			CHECK(m->value == Approx(200e-6 * (n + 1) / 2));
+			CHECK(m->unit == "ratio");
+		}
+		const Metric *vm = metric(iv, kWait, "vm:web01");
+		REQUIRE(vm);
+		CHECK(vm->value == Approx((200e-6 + 400e-6 + 600e-6 + 800e-6) / 4 / 2));
+	}
+	SECTION("a vCPU thread gone: no mean for that interval, the others still per vCPU")
+	{
+		auto fewer = vms;
+		for (auto &vm : fewer)
+			if (vm.name == "web01")
+				vm.vcpu_tids.pop_back();
+		auto later = collect(*src, after.root(), &fewer, 12'000'000'000ull);
+		CHECK_FALSE(later.counters().at(series::kVcpuRunDelayNs).by_scope.count("vm:web01"));
+		auto iv = checked_derive(before, later, src->provides());
+		CHECK_FALSE(metric(iv, kWait, "vm:web01"));
+		REQUIRE(metric(iv, kWait, "vm:web01/vcpu:2"));
+		CHECK_FALSE(metric(iv, kWait, "vm:web01/vcpu:3"));
+	}
 }

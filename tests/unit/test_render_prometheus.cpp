@@ -108,6 +108,9 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	s.add_counter(series::kCpuTotalTicks, "system", 100000, "procfs");
 	s.add_counter(series::kSchedstatRunDelayNs, "system", 1.5e9, "procfs");
 	s.add_counter(series::kSchedstatRunDelayNs, "vm:web01", 2.5e8, "procfs");
+	s.add_counter(series::kVcpuRunDelayNs, "vm:web01/vcpu:0", 1e8, "procfs");
+	s.add_counter(series::kVcpuRunDelayNs, "vm:web01/vcpu:1", 1.5e8, "procfs");
+	s.add_counter(series::kVcpuRunDelayNs, "vm:web01", 1.25e8, "procfs"); // the mean: not exported
 	// Multiplexed: counted half and a quarter of the time.
 	s.add_counter(series::kImcCasReads, "socket:0", CounterPoint{200, {100, 2e9, 1e9, 0}}, "perf");
 	s.add_counter(series::kImcCasReads, "socket:1", CounterPoint{200, {50, 4e9, 1e9, 0}}, "perf");
@@ -135,6 +138,11 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		// vm:NAME: the hwsig_vm_* family, never next to the host sample.
 		CHECK(has_line(t, "hwsig_vm_schedstat_run_delay_seconds_total{vm=\"web01\"} 0.25"));
 		CHECK(grep(t, "hwsig_schedstat_run_delay_seconds_total{").empty());
+		// vm:NAME/vcpu:N: vm and vcpu labels; the VM's mean is left out.
+		CHECK(grep(t, "hwsig_vm_vcpu_run_delay_seconds_total") ==
+		      std::vector<std::string>{"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
+					       "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"});
+		CHECK(grep(t, "hwsig_vcpu_run_delay_seconds_total").empty());
 		// CAS as counted x 64 B, per socket only (system is their sum),
 		// with the times that scale any window of them in PromQL.
 		CHECK(grep(t, "hwsig_dram_read_bytes_total") ==
@@ -157,7 +165,8 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
 		      std::vector<std::string>{"hwsig_involuntary_switches_total 9"});
 		CHECK(t.find("1234") == std::string::npos); // pid:N never exported
-		CHECK(t.find("cpu=") == std::string::npos);
+		CHECK(t.find("{cpu=") == std::string::npos); // no cpu label (vcpu= is a VM's)
+		CHECK(t.find(",cpu=") == std::string::npos);
 		CHECK(has_line(t, "hwsig_build_info{version=\"1.2.3\"} 1"));
 		CHECK(has_line(t, "# TYPE hwsig_build_info gauge"));
 	}

@@ -153,6 +153,10 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(ratio("sched.runq_wait_avg_us", "us", sch, "schedstat",
 			  "procfs estimate: run-queue wait per timeslice (run_delay / pcount)",
 			  {s::kSchedstatRunDelayNs}, {s::kSchedstatTimeslices}, 1e-3));
+	c.push_back(rate("sched.vcpu_wait_ratio", "ratio", sch, "schedstat",
+			 "share of the time a vCPU thread was runnable but not running (run_delay / wall time; "
+			 "per VM: the mean of its vCPUs)",
+			 {s::kVcpuRunDelayNs}, 1e-9));
 	c.push_back(ratio("sched.steal_ratio", "ratio", sch, "/proc/stat", "steal / total CPU time",
 			  {s::kCpuStealTicks}, {s::kCpuTotalTicks}));
 	c.push_back(rate("sched.involuntary_ctxsw_ps", "switches/s", sch, "BPF sched",

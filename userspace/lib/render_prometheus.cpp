@@ -98,6 +98,8 @@ const std::vector<Spec> &specs()
 		 "Time tasks spent runnable waiting for a CPU (schedstat run_delay; per VM: its vCPU threads)."},
 		{kSchedstatTimeslices, Type::Counter, "schedstat_timeslices_total", 1, 1,
 		 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
+		{kVcpuRunDelayNs, Type::Counter, "vcpu_run_delay_seconds_total", 1, 1e9,
+		 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU."},
 		{kPmuCycles, Type::Counter, "cpu_cycles_total", 1, 1,
 		 "Core cycles (PMU, as counted).", {}, true},
 		{kPmuInstructions, Type::Counter, "cpu_instructions_total", 1, 1,
@@ -441,7 +443,7 @@ private:
 
 // --- scopes -> labels --------------------------------------------------------
 
-enum class ScopeKind { System, Cpu, Breakdown, NodeHugepages, Vm, Vq, Skip };
+enum class ScopeKind { System, Cpu, Breakdown, NodeHugepages, Vm, VmVcpu, Vq, Skip };
 
 struct ScopeLabels {
 	ScopeKind kind = ScopeKind::Skip;
@@ -510,7 +512,13 @@ ScopeLabels scope_labels(std::string_view scope, const std::vector<Vm> *vms)
 	} else if (kind == "dev") {
 		out = {ScopeKind::Breakdown, {{"device", value}}};
 	} else if (kind == "vm") {
-		out = {ScopeKind::Vm, {{"vm", value}}};
+		constexpr std::string_view vcpu = "/vcpu:";
+		auto slash = v.rfind(vcpu);
+		if (slash == std::string_view::npos)
+			out = {ScopeKind::Vm, {{"vm", value}}};
+		else
+			out = {ScopeKind::VmVcpu,
+			       {{"vm", std::string(v.substr(0, slash))}, {"vcpu", std::string(v.substr(slash + vcpu.size()))}}};
 	} else if (kind == "vq") {
 		if (auto q = vq_labels(v, vms))
 			out = {ScopeKind::Vq, {{"vm", q->first}, {"queue", q->second}}};
@@ -539,13 +547,14 @@ std::optional<std::string> note_scope(const std::string &scope, const ExportInpu
 // The scopes of one raw series that are exported, by the rule of
 // Documentation/prometheus.rst: a breakdown (cpu:N with per_cpu, socket,
 // node, zone, hugepages size, device, virtqueue) replaces its aggregate
-// (system); vm:NAME goes to the hwsig_vm_* family; pid:N never.
+// (system); vm:NAME and vm:NAME/vcpu:N go to the hwsig_vm_* family (a
+// per-vCPU series only with its vCPUs: vm_scope false); pid:N never.
 template <typename P> struct Selected {
 	std::vector<std::pair<Labels, const P *>> host, vm, node_hugepages;
 };
 
 template <typename P>
-Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family)
+Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bool vm_scope = true)
 {
 	Selected<P> out;
 	std::vector<std::pair<Labels, const P *>> system, breakdown;
@@ -563,6 +572,12 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family)
 		case ScopeKind::Vq: breakdown.push_back({std::move(sl.labels), &point}); break;
 		case ScopeKind::NodeHugepages: out.node_hugepages.push_back({std::move(sl.labels), &point}); break;
 		case ScopeKind::Vm:
+			// A per-vCPU series' vm:NAME point is a mean, not a count:
+			// the vCPUs' own counters are exported instead.
+			if (vm_family && vm_scope)
+				out.vm.push_back({std::move(sl.labels), &point});
+			break;
+		case ScopeKind::VmVcpu:
 			if (vm_family)
 				out.vm.push_back({std::move(sl.labels), &point});
 			break;
@@ -587,7 +602,8 @@ void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s
 {
 	const std::string host = std::string("hwsig_") + spec.name;
 	const std::string vm = std::string("hwsig_vm_") + spec.name;
-	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostStalls);
+	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostStalls,
+			  std::string_view(spec.raw) != series::kVcpuRunDelayNs);
 	for (const auto *group : {&sel.host, &sel.vm}) {
 		const std::string &name = group == &sel.host ? host : vm;
 		for (const auto &[labels, p] : *group) {

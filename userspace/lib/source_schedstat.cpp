@@ -1,20 +1,24 @@
 // Run-queue wait from scheduler accounting: per CPU from /proc/schedstat,
-// per VM from its vCPU threads' /proc/<pid>/task/<tid>/schedstat.
+// per VM and per vCPU from its vCPU threads' /proc/<pid>/task/<tid>/schedstat.
 #include <cerrno>
+#include <map>
+#include <set>
 
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
+#include "hwsig/vm_parse.h"
 
 namespace hwsig {
 
 namespace {
 
 constexpr const char *kRunqWaitAvg = "sched.runq_wait_avg_us";
+constexpr const char *kVcpuWait = "sched.vcpu_wait_ratio";
 
 class SchedstatSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.schedstat"; }
-	std::vector<std::string> provides() const override { return {kRunqWaitAvg}; }
+	std::vector<std::string> provides() const override { return {kRunqWaitAvg, kVcpuWait}; }
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
@@ -24,11 +28,18 @@ public:
 			missing_rounds_ = 0;
 		}
 		collect_cpus(snap);
+		std::map<int, std::vector<int>> vcpus_now;
 		if (ctx.vms)
 			for (const auto &vm : *ctx.vms)
-				collect_vm(ctx, vm, snap);
+				collect_vm(ctx, vm, snap, vcpus_now);
+		if (!ctx.vms || ctx.vms->empty())
+			snap.add_unavailable(kVcpuWait, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
 		// vCPU threads come and go: keep only the files read this round.
 		vcpu_files_.sweep();
+		for (auto it = vcpu_index_.begin(); it != vcpu_index_.end();)
+			it = seen_tids_.count(it->first) ? std::next(it) : vcpu_index_.erase(it);
+		seen_tids_.clear();
+		vcpus_last_ = std::move(vcpus_now);
 	}
 
 private:
@@ -69,10 +80,14 @@ private:
 
 	// A VM's figure is the sum over all its vCPU threads; one unreadable
 	// thread makes the sum incomparable with the last one, so no value.
-	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap)
+	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
 	{
+		auto unavailable = [&](const std::string &reason) {
+			for (const char *id : {kRunqWaitAvg, kVcpuWait})
+				snap.add_unavailable(id, vm.scope(), reason);
+		};
 		if (vm.vcpu_tids.empty()) {
-			snap.add_unavailable(kRunqWaitAvg, vm.scope(), "no vCPU threads ('CPU n/KVM') found");
+			unavailable("no vCPU threads ('CPU n/KVM') found");
 			return;
 		}
 		double delay_sum = 0, slices_sum = 0;
@@ -86,19 +101,42 @@ private:
 					reason += path_exists(join_path(ctx.root, task))
 							  ? " (kernel without CONFIG_SCHED_INFO)"
 							  : " (vCPU thread exited)";
-				snap.add_unavailable(kRunqWaitAvg, vm.scope(), reason);
+				unavailable(reason);
 				return;
 			}
 			auto stat = parse_task_schedstat(*r.data);
 			if (!stat.error.empty()) {
-				snap.add_unavailable(kRunqWaitAvg, vm.scope(), rel + " garbled: " + stat.error);
+				unavailable(rel + " garbled: " + stat.error);
 				return;
 			}
 			delay_sum += static_cast<double>(stat.run_delay_ns);
 			slices_sum += static_cast<double>(stat.timeslices);
+			if (auto n = vcpu_index(ctx, task, tid))
+				snap.add_counter(series::kVcpuRunDelayNs, vm.scope() + "/vcpu:" + std::to_string(*n),
+						 static_cast<double>(stat.run_delay_ns), "procfs");
 		}
 		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
 		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
+		// The VM's mean per vCPU compares only with a mean over the same
+		// threads: a vCPU added or gone leaves that one snapshot without it.
+		vcpus_now[vm.pid] = vm.vcpu_tids;
+		auto last = vcpus_last_.find(vm.pid);
+		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids)
+			snap.add_counter(series::kVcpuRunDelayNs, vm.scope(),
+					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
+	}
+
+	// The n of a vCPU thread's "CPU n/KVM", read once per thread.
+	std::optional<unsigned> vcpu_index(const SourceContext &ctx, const std::string &task, int tid)
+	{
+		seen_tids_.insert(tid);
+		if (auto it = vcpu_index_.find(tid); it != vcpu_index_.end())
+			return it->second;
+		auto comm = read_trimmed(join_path(ctx.root, task + "/comm"));
+		auto n = comm ? vmparse::parse_vcpu_comm(*comm) : std::nullopt;
+		if (n)
+			vcpu_index_[tid] = *n;
+		return n;
 	}
 
 	static constexpr const char *kMissing = "/proc/schedstat missing (kernel built without CONFIG_SCHEDSTATS)";
@@ -111,6 +149,9 @@ private:
 	// its kept fd fail (ESRCH), and the file is then opened afresh, which
 	// says ENOENT as before; at most 256 kept, swept after every round.
 	FileCache vcpu_files_{256};
+	std::map<int, unsigned> vcpu_index_;           // vCPU tid -> n of "CPU n/KVM"
+	std::set<int> seen_tids_;                      // vCPU tids read this round
+	std::map<int, std::vector<int>> vcpus_last_;   // VM pid -> its vCPU tids last round
 };
 
 } // namespace

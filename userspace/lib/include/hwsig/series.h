@@ -42,6 +42,9 @@ inline constexpr const char *kPsiIoFullUs = "psi.io_full_total_us";
 // timeslices (pcount), cumulative. Scopes: cpu:N, system, vm:NAME.
 inline constexpr const char *kSchedstatRunDelayNs = "schedstat.run_delay_ns";
 inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
+// A vCPU thread's run_delay (scope vm:NAME/vcpu:N); at vm:NAME the mean over
+// the VM's vCPU threads (left out of a snapshot whose vCPU set changed).
+inline constexpr const char *kVcpuRunDelayNs = "vcpu.run_delay_ns";
 
 // Core PMU counts, scaled for multiplexing per interval (multiplex.h); the
 // points carry the raw count and times too (Multiplexing).
