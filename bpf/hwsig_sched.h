@@ -15,6 +15,29 @@
 /* Processes (tgids) that can be selected at once for per-process stats. */
 #define HWSIG_SCHED_MAX_PROCS 256
 
+/* Who held the CPU: the classes a wait or a preemption is blamed on. VMs
+ * are 0 .. HWSIG_SCHED_MAX_VMS - 1 (the index userspace gave the QEMU
+ * process); the host's own work comes after them. */
+#define HWSIG_SCHED_MAX_VMS 64
+enum hwsig_sched_class {
+	HWSIG_CLASS_IDLE = HWSIG_SCHED_MAX_VMS, /* nothing ran: the CPU was idle */
+	HWSIG_CLASS_KERNEL,                     /* kernel threads */
+	HWSIG_CLASS_VHOST,                      /* vhost kernel workers (before 6.4) */
+	HWSIG_CLASS_OTHER,                      /* any other process of the host */
+	HWSIG_SCHED_CLASSES,
+};
+
+/* One cell of the victim x culprit matrix: blame[victim * HWSIG_SCHED_CLASSES
+ * + culprit], victim a VM. Cumulative, like the stats. */
+struct hwsig_sched_blame {
+	__u64 wait_ns;     /* the victim's run-queue waits that ended with the
+			    * culprit being the last to run on that CPU */
+	__u64 waits;       /* how many such waits */
+	__u64 preemptions; /* the victim left a CPU still runnable and the
+			    * culprit came on it */
+};
+#define HWSIG_SCHED_BLAME_CELLS (HWSIG_SCHED_MAX_VMS * HWSIG_SCHED_CLASSES)
+
 enum hwsig_sched_wait_kind {
 	HWSIG_WAIT_NONE = 0,
 	HWSIG_WAIT_WAKEUP = 1,  /* woken (or new): wakeup -> on CPU */

@@ -47,6 +47,13 @@ __u32 nr_selected = 0;
  * process index in its task storage and looks it up again when this moved. */
 __u32 selection_gen = 1;
 
+/* Number of VMs in vm_of; userspace writes it, like nr_selected: with no VM
+ * the victim x culprit matrix costs one load and one branch per switch. */
+__u32 nr_vms = 0;
+/* Bumped (odd values) after every change to vm_of: each task's class is
+ * cached in its task storage (tp_btf) until this moves. */
+__u32 vm_gen = 1;
+
 /* Slots in log2 milliseconds instead of microseconds (hwsigctl hist -m). */
 const volatile bool in_ms = false;
 /* sched_switch passes prev_state, its 4th argument, since 5.18 (userspace
@@ -74,6 +81,8 @@ struct task_seen {
 	__u64 left_runnable; /* that switch-out left prev queued: 0 or 1 */
 	__u32 selection_gen; /* proc_index is valid while this is selection_gen */
 	__u32 proc_index;    /* into proc_stats; NOT_SELECTED if not selected */
+	__u32 vm_gen;        /* cls is valid while this is vm_gen */
+	__u32 cls;           /* enum hwsig_sched_class, or a VM's index */
 };
 
 #define NOT_SELECTED 0xffffffffu
@@ -113,6 +122,45 @@ struct {
 	__type(key, __u32);
 	__type(value, struct hwsig_sched_stats);
 } proc_stats SEC(".maps");
+
+/* tgid -> the VM's index (a class below HWSIG_SCHED_MAX_VMS), maintained
+ * by userspace from its VM discovery. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HWSIG_SCHED_MAX_VMS);
+	__type(key, __u32);
+	__type(value, __u32);
+} vm_of SEC(".maps");
+
+/* Per CPU: the class of the task that ran before the one now running, and
+ * whether it left still runnable. Each switch's next is the following
+ * switch's prev on the same CPU, so the tp_btf program blames at prev's
+ * switch-out, with no lookup of next: prev's wait on the class before it,
+ * and the class before it, if preempted, on prev. */
+#define HOLDER_KNOWN 1u
+#define HOLDER_PREEMPTED 2u
+struct cpu_holder {
+	__u32 before; /* the class that left this CPU at its last switch */
+	__u32 flags;  /* HOLDER_*; 0: nothing recorded since the attach */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_holder);
+} cpu_holder SEC(".maps");
+
+/* The victim x culprit matrix. Shared, not per CPU (a per-CPU copy would be
+ * over 2 MB on a 96-CPU host): written only when a VM waited or was
+ * preempted, with atomic adds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HWSIG_SCHED_BLAME_CELLS);
+	__uint(map_flags, BPF_F_MMAPABLE); /* read and, for a reused VM index, cleared by userspace */
+	__type(key, __u32);
+	__type(value, struct hwsig_sched_blame);
+} blame SEC(".maps");
 
 static __always_inline struct hwsig_sched_stats *proc_of(__u32 tgid)
 {
@@ -177,6 +225,66 @@ static __always_inline struct hwsig_sched_stats *this_cpu_stats(void)
 	return bpf_map_lookup_elem(&cpu_stats, &zero);
 }
 
+/* ---- victim x culprit ---- */
+
+#define PF_KTHREAD 0x00200000
+
+/* A task's class from its tgid, flags and comm (read by the caller: direct
+ * loads for tp_btf, probe reads for raw_tp). */
+static __always_inline __u32 class_from(__u32 tgid, __u32 flags, const char *comm)
+{
+	__u32 *vm = bpf_map_lookup_elem(&vm_of, &tgid);
+
+	if (vm)
+		return *vm;
+	if (!(flags & PF_KTHREAD))
+		return HWSIG_CLASS_OTHER;
+	/* vhost-<owner pid>: the 6.1-style worker (6.4+ workers are threads
+	 * of QEMU, found above as their VM). */
+	if (comm[0] == 'v' && comm[1] == 'h' && comm[2] == 'o' && comm[3] == 's' && comm[4] == 't' &&
+	    comm[5] == '-')
+		return HWSIG_CLASS_VHOST;
+	return HWSIG_CLASS_KERNEL;
+}
+
+static __always_inline void add_blame(__u32 victim, __u32 culprit, __u64 wait_ns, __u64 preemptions)
+{
+	__u32 cell = victim * HWSIG_SCHED_CLASSES + culprit;
+	struct hwsig_sched_blame *b;
+
+	if (victim >= HWSIG_SCHED_MAX_VMS || culprit >= HWSIG_SCHED_CLASSES)
+		return;
+	b = bpf_map_lookup_elem(&blame, &cell);
+	if (!b)
+		return;
+	if (preemptions) {
+		__sync_fetch_and_add(&b->preemptions, preemptions);
+		return;
+	}
+	__sync_fetch_and_add(&b->wait_ns, wait_ns);
+	__sync_fetch_and_add(&b->waits, 1);
+}
+
+static __always_inline struct cpu_holder *this_cpu_holder(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_holder, &zero);
+}
+
+/* A switch on this CPU from a task of class prev_cls to one of class
+ * next_cls, which had waited wait_ns (when has_wait) behind prev_cls;
+ * prev left still runnable when involuntary. Used by raw_tp, which sees
+ * both tasks' waits and classes at the switch. */
+static __always_inline void blame_switch(__u32 prev_cls, __u32 next_cls, bool involuntary, bool has_wait,
+					 __u64 wait_ns)
+{
+	if (involuntary && prev_cls < HWSIG_SCHED_MAX_VMS)
+		add_blame(prev_cls, next_cls, 0, 1);
+	if (has_wait && next_cls < HWSIG_SCHED_MAX_VMS)
+		add_blame(next_cls, prev_cls, wait_ns, 0);
+}
+
 /* ---- tp_btf: the kernel's sched_info, task-local storage ---- */
 
 /* prev's process stats, from the index cached in its storage. */
@@ -197,6 +305,57 @@ static __always_inline struct hwsig_sched_stats *proc_cached(struct task_seen *s
 	return bpf_map_lookup_elem(&proc_stats, &seen->proc_index);
 }
 
+/* prev's class, cached in its storage until vm_gen moves. */
+static __always_inline __u32 class_cached(struct task_seen *seen, struct task_struct *prev)
+{
+	__u32 gen = vm_gen;
+	char comm[6];
+
+	if (seen->vm_gen != gen) {
+		comm[0] = prev->comm[0];
+		comm[1] = prev->comm[1];
+		comm[2] = prev->comm[2];
+		comm[3] = prev->comm[3];
+		comm[4] = prev->comm[4];
+		comm[5] = prev->comm[5];
+		seen->cls = class_from(prev->tgid, prev->flags, comm);
+		seen->vm_gen = gen;
+	}
+	return seen->cls;
+}
+
+/* At prev's switch-out, with VMs known: see struct cpu_holder. wait_ns is
+ * prev's wait that ended when it came on this CPU, when counted. */
+static __always_inline void btf_blame(struct task_seen *seen, struct task_struct *prev, bool counted,
+				      __u64 wait_ns, __u64 involuntary)
+{
+	struct cpu_holder *h = this_cpu_holder();
+	__u32 cls;
+
+	if (!h)
+		return;
+	cls = class_cached(seen, prev);
+	if (h->flags & HOLDER_KNOWN) {
+		if (counted && cls < HWSIG_SCHED_MAX_VMS)
+			add_blame(cls, h->before, wait_ns, 0);
+		if ((h->flags & HOLDER_PREEMPTED) && h->before < HWSIG_SCHED_MAX_VMS)
+			add_blame(h->before, cls, 0, 1);
+	}
+	h->before = cls;
+	h->flags = HOLDER_KNOWN | (involuntary ? HOLDER_PREEMPTED : 0);
+}
+
+/* The idle task leaves this CPU: what comes next waited behind nothing. */
+static __always_inline void idle_leaves(void)
+{
+	struct cpu_holder *h = this_cpu_holder();
+
+	if (!h)
+		return;
+	h->before = HWSIG_CLASS_IDLE;
+	h->flags = HOLDER_KNOWN;
+}
+
 /*
  * Everything happens at the switch-out of prev; next is not read. This runs
  * on every context switch of the host, so every instruction counts
@@ -212,8 +371,11 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	struct task_seen *seen;
 	__u64 run_delay, pcount, nivcsw, runnable, involuntary, index, state;
 
-	if (!prev->pid)
+	if (!prev->pid) {
+		if (nr_vms)
+			idle_leaves();
 		return 0;
+	}
 	cpu = this_cpu_stats();
 	if (!cpu)
 		return 0;
@@ -247,6 +409,8 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	 * older task, a switch-out missed) is not counted. */
 	if (pcount != seen->pcount + 1 || run_delay < seen->run_delay)
 		index = HWSIG_SCHED_WAIT_SLOTS;
+	if (nr_vms)
+		btf_blame(seen, prev, index < HWSIG_SCHED_WAIT_SLOTS, run_delay - seen->run_delay, involuntary);
 	seen->run_delay = run_delay;
 	seen->pcount = pcount;
 	seen->nivcsw = nivcsw;
@@ -280,6 +444,14 @@ static __always_inline int raw_wait_starts(struct task_struct *p, __u32 kind, __
 	return 0;
 }
 
+static __always_inline __u32 raw_class(struct task_struct *p)
+{
+	char comm[6] = {};
+
+	bpf_probe_read_kernel(comm, sizeof(comm), &p->comm);
+	return class_from(BPF_CORE_READ(p, tgid), BPF_CORE_READ(p, flags), comm);
+}
+
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(raw_sched_wakeup, struct task_struct *p)
 {
@@ -300,17 +472,21 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	__u32 prev_pid = BPF_CORE_READ(prev, pid);
 	__u32 next_pid = BPF_CORE_READ(next, pid);
 	__u64 state = has_prev_state ? (__u32)ctx[3] : (__u32)hwsig_task_state(prev);
+	bool involuntary = prev_pid && (preempt || state == TASK_RUNNING);
 	struct task_wait *w;
 
 	if (!cpu)
 		return 0;
-	if (prev_pid && (preempt || state == TASK_RUNNING)) {
+	if (involuntary) {
 		count_involuntary(cpu, nr_selected ? BPF_CORE_READ(prev, tgid) : 0);
 		raw_wait_starts(prev, HWSIG_WAIT_PREEMPT, now);
 	}
 	if (!next_pid)
 		return 0;
 	w = bpf_map_lookup_elem(&pid_wait, &next_pid);
+	if (nr_vms)
+		blame_switch(prev_pid ? raw_class(prev) : HWSIG_CLASS_IDLE, raw_class(next), involuntary,
+			     w && w->kind != HWSIG_WAIT_NONE && now >= w->start_ns, w ? now - w->start_ns : 0);
 	switch_in(cpu, nr_selected ? BPF_CORE_READ(next, tgid) : 0, now, w);
 	if (w)
 		bpf_map_delete_elem(&pid_wait, &next_pid);

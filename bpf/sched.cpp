@@ -5,12 +5,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "hwsig/error.h"
+#include "hwsig/mmap.h"
 #include "hwsig_sched.h"
 #include "sched.skel.h"
 #include "skeleton.h"
@@ -88,11 +91,56 @@ SchedCounts &SchedCounts::operator+=(const SchedCounts &o)
 }
 
 struct SchedCollector::Impl {
+	Impl(Skeleton<hwsig_sched_bpf> s, BpfAttach as, int cpus) : skel(std::move(s)), how(as), ncpu(cpus)
+	{
+		map_blame_table();
+	}
+
 	Skeleton<hwsig_sched_bpf> skel;
 	BpfAttach how;
 	int ncpu;
 	std::map<int, __u32> index_of; // tgid -> proc_stats index
 	std::vector<bool> used = std::vector<bool>(HWSIG_SCHED_MAX_PROCS, false);
+	std::map<int, __u32> vm_index_of; // tgid -> class (row and column of blame)
+	std::vector<int> vm_at = std::vector<int>(HWSIG_SCHED_MAX_VMS, 0); // class -> tgid, 0: free
+	Mapping blame_table;
+
+	hwsig_sched_blame *cells() const { return static_cast<hwsig_sched_blame *>(blame_table.data()); }
+
+	void map_blame_table()
+	{
+		const std::size_t bytes = static_cast<std::size_t>(HWSIG_SCHED_BLAME_CELLS) * sizeof(hwsig_sched_blame);
+		const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+		blame_table = Mapping::map_fd(bpf_map__fd(skel->maps.blame), (bytes + page - 1) / page * page,
+					      PROT_READ | PROT_WRITE, MAP_SHARED, 0, "the BPF victim x culprit matrix");
+	}
+
+	// A reused VM index starts from zero, as victim (its row) and as
+	// culprit (its column in every row). The program may add to a cell
+	// being cleared only through a task whose cached class predates the
+	// last vm_gen bump: at most one event.
+	void clear_vm_index(__u32 cls)
+	{
+		hwsig_sched_blame *c = cells();
+		for (__u32 i = 0; i < HWSIG_SCHED_CLASSES; ++i)
+			clear(c[cls * HWSIG_SCHED_CLASSES + i]);
+		for (__u32 v = 0; v < HWSIG_SCHED_MAX_VMS; ++v)
+			clear(c[v * HWSIG_SCHED_CLASSES + cls]);
+	}
+
+	static void clear(hwsig_sched_blame &b)
+	{
+		__atomic_store_n(&b.wait_ns, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b.waits, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b.preemptions, 0, __ATOMIC_RELAXED);
+	}
+
+	void vms_changed()
+	{
+		hwsig_sched_bpf *s = skel.get();
+		s->bss->nr_vms = static_cast<__u32>(vm_index_of.size());
+		__atomic_store_n(&s->data->vm_gen, s->data->vm_gen + 2, __ATOMIC_RELEASE);
+	}
 
 	std::vector<hwsig_sched_stats> read_percpu(const struct bpf_map *map, __u32 key) const
 	{
@@ -109,7 +157,7 @@ SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)
 	auto [skel, as] = bpf_detail::load_tp_btf_or_raw_tp(
 		how, [] { return bpf_detail::has_tp_btf("sched_switch") && bpf_detail::has_task_storage(); },
 		[milliseconds](BpfAttach set) { return load(set, milliseconds); });
-	impl_ = std::make_unique<Impl>(Impl{std::move(skel), as, ncpu, {}});
+	impl_ = std::make_unique<Impl>(std::move(skel), as, ncpu);
 }
 
 SchedCollector::~SchedCollector() = default;
@@ -182,6 +230,78 @@ std::optional<SchedCounts> SchedCollector::process(int tgid) const
 	for (const auto &s : impl_->read_percpu(impl_->skel->maps.proc_stats, it->second))
 		sum += to_counts(s);
 	return sum;
+}
+
+} // namespace hwsig
+
+namespace hwsig {
+
+bool SchedCollector::watch_vm(int tgid)
+{
+	if (impl_->vm_index_of.count(tgid))
+		return true;
+	auto free_index = std::find(impl_->vm_at.begin(), impl_->vm_at.end(), 0);
+	if (free_index == impl_->vm_at.end())
+		return false;
+	__u32 cls = static_cast<__u32>(free_index - impl_->vm_at.begin());
+	impl_->clear_vm_index(cls);
+	__u32 key = static_cast<__u32>(tgid);
+	if (bpf_map__update_elem(impl_->skel->maps.vm_of, &key, sizeof key, &cls, sizeof cls, BPF_ANY))
+		throw_errno("BPF sched: watching VM process " + std::to_string(tgid));
+	*free_index = tgid;
+	impl_->vm_index_of[tgid] = cls;
+	impl_->vms_changed();
+	return true;
+}
+
+void SchedCollector::unwatch_vm(int tgid)
+{
+	auto it = impl_->vm_index_of.find(tgid);
+	if (it == impl_->vm_index_of.end())
+		return;
+	__u32 key = static_cast<__u32>(tgid);
+	bpf_map__delete_elem(impl_->skel->maps.vm_of, &key, sizeof key, 0);
+	impl_->vm_at[it->second] = 0;
+	impl_->vm_index_of.erase(it);
+	impl_->vms_changed();
+}
+
+std::vector<int> SchedCollector::watched_vms() const
+{
+	std::vector<int> out;
+	for (const auto &[tgid, cls] : impl_->vm_index_of)
+		out.push_back(tgid);
+	return out;
+}
+
+std::vector<Blame> SchedCollector::blame(int victim_tgid) const
+{
+	std::vector<Blame> out;
+	auto it = impl_->vm_index_of.find(victim_tgid);
+	if (it == impl_->vm_index_of.end())
+		return out;
+	const hwsig_sched_blame *row = impl_->cells() + it->second * HWSIG_SCHED_CLASSES;
+	for (__u32 cls = 0; cls < HWSIG_SCHED_CLASSES; ++cls) {
+		Blame b;
+		b.wait_ns = __atomic_load_n(&row[cls].wait_ns, __ATOMIC_RELAXED);
+		b.waits = __atomic_load_n(&row[cls].waits, __ATOMIC_RELAXED);
+		b.preemptions = __atomic_load_n(&row[cls].preemptions, __ATOMIC_RELAXED);
+		if (!b.wait_ns && !b.waits && !b.preemptions)
+			continue;
+		switch (cls) {
+		case HWSIG_CLASS_IDLE: b.culprit = Culprit::Idle; break;
+		case HWSIG_CLASS_KERNEL: b.culprit = Culprit::Kernel; break;
+		case HWSIG_CLASS_VHOST: b.culprit = Culprit::Vhost; break;
+		case HWSIG_CLASS_OTHER: b.culprit = Culprit::Other; break;
+		default:
+			b.culprit = Culprit::Vm;
+			b.culprit_tgid = impl_->vm_at[cls];
+			if (!b.culprit_tgid)
+				continue; // a VM gone since: its index is cleared at reuse
+		}
+		out.push_back(b);
+	}
+	return out;
 }
 
 } // namespace hwsig

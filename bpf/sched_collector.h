@@ -21,6 +21,19 @@ struct SchedCounts {
 	SchedCounts &operator+=(const SchedCounts &o);
 };
 
+// Who held a CPU that a VM waited for or was preempted from: another VM or
+// a class of the host's own work.
+enum class Culprit { Vm, Idle, Kernel, Vhost, Other };
+
+// One victim x culprit cell, cumulative since the victim was watched.
+struct Blame {
+	Culprit culprit = Culprit::Other;
+	int culprit_tgid = 0;          // Culprit::Vm: the QEMU process
+	std::uint64_t wait_ns = 0;     // the victim's waits that ended after the culprit ran on that CPU
+	std::uint64_t waits = 0;       // how many
+	std::uint64_t preemptions = 0; // the victim left a CPU still runnable, the culprit came on it
+};
+
 class SchedCollector {
 public:
 	// Opens, loads and attaches; throws hwsig::Error (with errno) on failure.
@@ -39,6 +52,16 @@ public:
 	// Index = CPU number (possible CPUs).
 	std::vector<SchedCounts> per_cpu() const;
 	std::optional<SchedCounts> process(int tgid) const;
+
+	// VM processes (QEMU tgids, all their threads) whose waits and
+	// preemptions are blamed on what held the CPU. A VM is counted from
+	// zero when watched, and is a culprit by name only while watched.
+	// False when HWSIG_SCHED_MAX_VMS are already watched.
+	bool watch_vm(int tgid);
+	void unwatch_vm(int tgid);
+	std::vector<int> watched_vms() const;
+	// The victim's cells with any count, or nothing if it is not watched.
+	std::vector<Blame> blame(int victim_tgid) const;
 
 private:
 	struct Impl;

@@ -15,66 +15,17 @@
 #include "hwsig/histogram.h"
 #include "hwsig/parse.h"
 #include "require_root.h"
+#include "schedstat_truth.h"
 #include "workloads.h"
 
 using namespace hwsig;
 using hwsig_test::require_root;
 using hwsig_test::Child;
+using hwsig_test::parked_totals;
+using hwsig_test::task_totals;
+using hwsig_test::TaskTotals;
 
 namespace {
-
-// The sum over a process's tasks of their schedstat, and whether every task
-// was asleep ('S') when read.
-struct TaskTotals {
-	std::uint64_t run_delay_ns = 0;
-	std::uint64_t pcount = 0;
-	std::size_t tasks = 0;
-	bool all_asleep = true;
-};
-
-TaskTotals task_totals(int pid)
-{
-	TaskTotals t;
-	std::string dir = "/proc/" + std::to_string(pid) + "/task";
-	for (const std::string &tid : list_dir(dir)) {
-		FileRead sched = read_file(dir + "/" + tid + "/schedstat");
-		FileRead stat = read_file(dir + "/" + tid + "/stat");
-		REQUIRE(sched.data);
-		REQUIRE(stat.data);
-		auto fields = split_ws(*sched.data);
-		REQUIRE(fields.size() == 3);
-		auto delay = parse_u64(fields[1]), pcount = parse_u64(fields[2]);
-		REQUIRE(delay);
-		REQUIRE(pcount);
-		t.run_delay_ns += *delay;
-		t.pcount += *pcount;
-		++t.tasks;
-		// The state follows the parenthesised comm: "pid (comm) S ...".
-		auto paren = stat.data->rfind(')');
-		REQUIRE(paren != std::string::npos);
-		if (stat.data->substr(paren + 2, 1) != "S")
-			t.all_asleep = false;
-	}
-	return t;
-}
-
-// The totals of a parked child once nothing of it runs any more: every task
-// asleep and the counts unchanged over 50 ms (a task that set its state but
-// was preempted before it switched out reads 'S' too, but arrives again).
-TaskTotals parked_totals(int pid)
-{
-	TaskTotals prev = task_totals(pid);
-	for (int i = 0; i < 100; ++i) {
-		std::this_thread::sleep_for(std::chrono::milliseconds(50));
-		TaskTotals cur = task_totals(pid);
-		if (cur.all_asleep && prev.all_asleep && cur.pcount == prev.pcount &&
-		    cur.run_delay_ns == prev.run_delay_ns && cur.tasks == prev.tasks)
-			return cur;
-		prev = cur;
-	}
-	FAIL("test child " << pid << " never settled");
-	return prev;
-}
 
 // The sum of a log2 histogram's samples lies in [low, high): each sample in
 // slot k lies in [2^k, 2^(k+1)) (slot 0: [0, 2)).

@@ -1,0 +1,157 @@
+// Live tests of the victim x culprit matrix: two busy loops pinned to one
+// CPU, a watched "victim" VM and an aggressor (a watched VM, or a host
+// process). The truth: the victim's own schedstat (the waits to blame) and
+// rusage (its preemptions), and who else ran on that CPU.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "require_root.h"
+#include "sched_collector.h"
+#include "schedstat_truth.h"
+#include "workloads.h"
+
+using namespace hwsig;
+using hwsig_test::Child;
+using hwsig_test::require_root;
+
+namespace {
+
+struct Row {
+	std::uint64_t wait_ns = 0, waits = 0, preemptions = 0;
+	const Blame *by_culprit = nullptr; // the aggressor's cell, if any
+	bool names_a_vm = false;           // any VM as culprit
+};
+
+Row row_of(const std::vector<Blame> &cells, Culprit culprit, int culprit_tgid)
+{
+	Row r;
+	for (const Blame &b : cells) {
+		r.wait_ns += b.wait_ns;
+		r.waits += b.waits;
+		r.preemptions += b.preemptions;
+		if (b.culprit == Culprit::Vm)
+			r.names_a_vm = true;
+		if (b.culprit == culprit && (culprit != Culprit::Vm || b.culprit_tgid == culprit_tgid))
+			r.by_culprit = &b;
+	}
+	return r;
+}
+
+void blame_case(BpfAttach how, bool aggressor_is_vm)
+{
+	require_root();
+	constexpr unsigned kMs = 1500;
+	SchedCollector collector(how);
+	INFO("attached as " << attach_name(collector.attached_as()) << ", aggressor "
+			    << (aggressor_is_vm ? "a VM" : "a host process"));
+	int cpu = hwsig_test::pick_cpu();
+	Child victim = Child::parked_hogs(cpu, 1, kMs);
+	Child aggressor = Child::parked_hogs(cpu, 1, kMs);
+	// Both block on go() before being watched: no run straddles the start.
+	hwsig_test::parked_totals(victim.pid());
+	hwsig_test::parked_totals(aggressor.pid());
+	REQUIRE(collector.watch_vm(victim.pid()));
+	if (aggressor_is_vm)
+		REQUIRE(collector.watch_vm(aggressor.pid()));
+	auto before = hwsig_test::task_totals(victim.pid());
+	victim.go();
+	aggressor.go();
+	auto victim_report = victim.read_report();
+	aggressor.read_report();
+	auto after = hwsig_test::parked_totals(victim.pid());
+	hwsig_test::parked_totals(aggressor.pid());
+
+	const double truth_ns = static_cast<double>(after.run_delay_ns - before.run_delay_ns);
+	const std::uint64_t nivcsw = victim_report[1];
+	auto cells = collector.blame(victim.pid());
+	Row victim_row = aggressor_is_vm ? row_of(cells, Culprit::Vm, aggressor.pid()) : row_of(cells, Culprit::Other, 0);
+	INFO("victim waited " << truth_ns / 1e6 << " ms per schedstat, " << victim_row.wait_ns / 1e6
+			      << " ms in the matrix (" << victim_row.waits << " waits); nivcsw " << nivcsw
+			      << ", preemptions in the matrix " << victim_row.preemptions);
+	// Two loops sharing a CPU for 1.5 s: each waits about half of it.
+	REQUIRE(truth_ns > 0.3e9);
+	// Every wait is in the matrix, blamed on someone: within 10% of the
+	// kernel's own run_delay.
+	CHECK(std::abs(static_cast<double>(victim_row.wait_ns) - truth_ns) <= 0.10 * truth_ns);
+	// Never more preemptions than the kernel counted (+2 for the moments
+	// around the child's rusage), and nearly all of them in the matrix.
+	CHECK(victim_row.preemptions <= nivcsw + 2);
+	CHECK(victim_row.preemptions + 3 >= nivcsw * 9 / 10);
+	// The aggressor is the culprit of at least 90% of both.
+	REQUIRE(victim_row.by_culprit);
+	CHECK(static_cast<double>(victim_row.by_culprit->wait_ns) >= 0.9 * static_cast<double>(victim_row.wait_ns));
+	CHECK(static_cast<double>(victim_row.by_culprit->preemptions) >=
+	      0.9 * static_cast<double>(victim_row.preemptions));
+	if (aggressor_is_vm) {
+		// And the other way round: the aggressor waited behind the victim.
+		auto back = collector.blame(aggressor.pid());
+		Row aggressor_row = row_of(back, Culprit::Vm, victim.pid());
+		REQUIRE(aggressor_row.by_culprit);
+		CHECK(static_cast<double>(aggressor_row.by_culprit->wait_ns) >=
+		      0.9 * static_cast<double>(aggressor_row.wait_ns));
+	} else {
+		// Host work is never named as a VM.
+		CHECK_FALSE(victim_row.names_a_vm);
+		// A process that is not watched has no row.
+		CHECK(collector.blame(aggressor.pid()).empty());
+	}
+}
+
+} // namespace
+
+TEST_CASE("victim x culprit: a VM spinning on a VM's CPU is its culprit (tp_btf)", "[sched][blame]")
+{
+	blame_case(BpfAttach::TpBtf, true);
+}
+
+TEST_CASE("victim x culprit: a VM spinning on a VM's CPU is its culprit (raw_tp fallback)", "[sched][blame]")
+{
+	blame_case(BpfAttach::RawTp, true);
+}
+
+TEST_CASE("victim x culprit: a host process spinning on a VM's CPU is host work, not a VM (tp_btf)",
+	  "[sched][blame]")
+{
+	blame_case(BpfAttach::TpBtf, false);
+}
+
+TEST_CASE("victim x culprit: a host process spinning on a VM's CPU is host work, not a VM (raw_tp fallback)",
+	  "[sched][blame]")
+{
+	blame_case(BpfAttach::RawTp, false);
+}
+
+TEST_CASE("victim x culprit: an unwatched VM's index is reused from zero", "[sched][blame]")
+{
+	require_root();
+	SchedCollector collector(BpfAttach::TpBtf);
+	int cpu = hwsig_test::pick_cpu();
+	Child a = Child::parked_hogs(cpu, 1, 400), b = Child::parked_hogs(cpu, 1, 400);
+	REQUIRE(collector.watch_vm(a.pid()));
+	REQUIRE(collector.watch_vm(b.pid()));
+	a.go();
+	b.go();
+	a.read_report();
+	b.read_report();
+	hwsig_test::parked_totals(a.pid());
+	hwsig_test::parked_totals(b.pid());
+	REQUIRE_FALSE(collector.blame(a.pid()).empty());
+	// b goes; its index, reused by another process, starts from zero both
+	// as a victim and as a culprit in a's row.
+	collector.unwatch_vm(b.pid());
+	CHECK(collector.watched_vms() == std::vector<int>{a.pid()});
+	CHECK(collector.blame(b.pid()).empty());
+	Child c = Child::parked_hogs(cpu, 1, 10);
+	hwsig_test::parked_totals(c.pid());
+	REQUIRE(collector.watch_vm(c.pid()));
+	CHECK(collector.blame(c.pid()).empty());
+	for (const Blame &cell : collector.blame(a.pid()))
+		CHECK_FALSE((cell.culprit == Culprit::Vm && cell.culprit_tgid == c.pid()));
+	// 64 VMs at most.
+	for (int tgid = 1000000; collector.watched_vms().size() < 64; ++tgid)
+		REQUIRE(collector.watch_vm(tgid));
+	CHECK_FALSE(collector.watch_vm(2000000));
+}
