@@ -589,7 +589,8 @@ const Ratio kInProgramRatios[] = {
 	 [](const std::string &mode) { return mode.rfind("hwsig", 0) == 0; }},
 	// One task-storage lookup: the floor of any tracer keeping per-task state.
 	{"empty_task_storage", "empty_task_storage", [](const std::string &mode) { return mode == "hwsig_tp_btf"; }},
-	{"runqlat", "runqlat", [](const std::string &mode) { return mode == "hwsig_tp_btf"; }},
+	{"runqlat", "runqlat",
+	 [](const std::string &mode) { return mode == "hwsig_tp_btf" || mode == "hwsig_tp_btf_vm"; }},
 	// The block programs against biolatency's issue + complete pair.
 	{"biolatency", "biolatency", [](const std::string &mode) { return mode.rfind("hwsig", 0) == 0; }},
 };
@@ -721,9 +722,18 @@ int main(int argc, char **argv)
 				 p->select(getpid());
 				 return hold(std::move(p));
 			 }},
+			// The ping-pong's threads watched as a VM: every switch
+			// blames a wait and looks at the victim x culprit matrix.
+			{"hwsig_tp_btf_vm", "btf_sched",
+			 [] {
+				 std::optional<hwsig::SchedCollector> p(std::in_place, hwsig::BpfAttach::TpBtf);
+				 p->watch_vm(getpid());
+				 return hold(std::move(p));
+			 }},
 		};
 		std::vector<std::string> sched_reported = {"empty_wakeup_and_switch", "empty_task_storage",
-							   "hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected"};
+							   "hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_selected",
+							   "hwsig_tp_btf_vm"};
 		auto runqlat = reference_mode("runqlat", kRunqlat);
 		bool have_runqlat = runqlat.has_value();
 		if (have_runqlat) {
@@ -741,10 +751,12 @@ int main(int argc, char **argv)
 			report_ratio("bpf_sched", sched, "hwsig_tp_btf", "empty_wakeup_and_switch",
 				     "empty_wakeup_and_switch");
 			report_ratio("bpf_sched", sched, "hwsig_tp_btf", "empty_task_storage", "empty_task_storage");
-			if (have_runqlat)
+			if (have_runqlat) {
 				report_ratio("bpf_sched", sched, "hwsig_tp_btf", "runqlat", "runqlat");
-			else
+				report_ratio("bpf_sched", sched, "hwsig_tp_btf_vm", "runqlat", "runqlat");
+			} else {
 				std::printf("bpf_sched.runqlat: not installed (apt install libbpf-tools)\n");
+			}
 			in_program("bpf_sched", "switch", sched_modes, reps, [&] {
 				ping_pong.ns_per_switch(kRounds);
 				return 2.0 * kRounds;

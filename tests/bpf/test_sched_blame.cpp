@@ -8,6 +8,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "hwsig/derive.h"
+#include "hwsig/series.h"
+#include "hwsig/snapshot.h"
+#include "hwsig/source_bpf.h"
+#include "hwsig/vm.h"
 #include "require_root.h"
 #include "sched_collector.h"
 #include "schedstat_truth.h"
@@ -154,4 +159,59 @@ TEST_CASE("victim x culprit: an unwatched VM's index is reused from zero", "[sch
 	for (int tgid = 1000000; collector.watched_vms().size() < 64; ++tgid)
 		REQUIRE(collector.watch_vm(tgid));
 	CHECK_FALSE(collector.watch_vm(2000000));
+}
+
+TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds per second", "[sched][blame][source]")
+{
+	require_root();
+	int cpu = hwsig_test::pick_cpu();
+	Child victim = Child::parked_hogs(cpu, 1, 1500), aggressor = Child::parked_hogs(cpu, 1, 1500);
+	hwsig_test::parked_totals(victim.pid());
+	hwsig_test::parked_totals(aggressor.pid());
+	std::vector<Vm> vms(2);
+	vms[0].pid = victim.pid();
+	vms[0].name = "victim";
+	vms[1].pid = aggressor.pid();
+	vms[1].name = "batch7";
+	SourcePtr source = make_bpf_sched_source();
+	SourceContext ctx;
+	ctx.vms = &vms;
+	Snapshot first;
+	first.mono_ns = monotonic_ns();
+	source->collect(ctx, first);
+	for (const auto &note : first.unavailable())
+		FAIL_CHECK(note.id << " at " << note.scope << ": " << note.reason);
+	auto before = hwsig_test::task_totals(victim.pid());
+	victim.go();
+	aggressor.go();
+	victim.read_report();
+	aggressor.read_report();
+	auto after = hwsig_test::parked_totals(victim.pid());
+	hwsig_test::parked_totals(aggressor.pid());
+	Snapshot second;
+	second.mono_ns = monotonic_ns();
+	source->collect(ctx, second);
+
+	const double truth_s = static_cast<double>(after.run_delay_ns - before.run_delay_ns) / 1e9;
+	const std::string cell = "vm:victim" + std::string(series::kCulpritSep) + "vm:batch7";
+	const CounterPoint *wait = second.counter(series::kVmWaitBehindNs, cell);
+	REQUIRE(wait);
+	INFO("victim waited " << truth_s << " s per schedstat; behind vm:batch7: " << wait->value / 1e9 << " s");
+	CHECK(wait->value / 1e9 >= 0.85 * truth_s);
+	CHECK(wait->value / 1e9 <= 1.10 * truth_s);
+	const CounterPoint *preempted = second.counter(series::kVmPreemptedBy, cell);
+	REQUIRE(preempted);
+	CHECK(preempted->value >= 10);
+	// And the other way round.
+	CHECK(second.counter(series::kVmWaitBehindNs, "vm:batch7" + std::string(series::kCulpritSep) + "vm:victim"));
+	// Derived: seconds of wait per second of the interval.
+	Interval iv = derive(first, second, source->provides());
+	const double elapsed_s = static_cast<double>(second.mono_ns - first.mono_ns) / 1e9;
+	bool found = false;
+	for (const Metric &m : iv.metrics)
+		if (m.id == "sched.wait_behind_ratio" && m.scope == cell) {
+			found = true;
+			CHECK(m.value == Approx(wait->value / 1e9 / elapsed_s).epsilon(0.05));
+		}
+	CHECK(found);
 }

@@ -122,6 +122,9 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	s.add_counter(series::kInvoluntarySwitches, "system", 9, "bpf");
 	s.add_counter(series::kInvoluntarySwitches, "cpu:3", 9, "bpf");
 	s.add_counter(series::kInvoluntarySwitches, "pid:1234", 5, "bpf");
+	s.add_counter(series::kVmWaitBehindNs, "vm:web01/culprit:vm:batch7", 2.5e9, "bpf");
+	s.add_counter(series::kVmWaitBehindNs, "vm:web01/culprit:host:kernel", 1e6, "bpf");
+	s.add_counter(series::kVmPreemptedBy, "vm:web01/culprit:vm:batch7", 40, "bpf");
 
 	SECTION("per_cpu off: system, no cpu label")
 	{
@@ -143,6 +146,14 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		      std::vector<std::string>{"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
 					       "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"});
 		CHECK(grep(t, "hwsig_vcpu_run_delay_seconds_total").empty());
+		// vm:NAME/culprit:WHO: vm and culprit labels, seconds.
+		CHECK(grep(t, "hwsig_vm_wait_behind_seconds_total") ==
+		      std::vector<std::string>{
+			      "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:kernel\"} 0.001",
+			      "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"vm:batch7\"} 2.5"});
+		CHECK(grep(t, "hwsig_vm_preempted_by_total") ==
+		      std::vector<std::string>{"hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"vm:batch7\"} 40"});
+		CHECK(grep(t, "hwsig_wait_behind_seconds_total").empty());
 		// CAS as counted x 64 B, per socket only (system is their sum),
 		// with the times that scale any window of them in PromQL.
 		CHECK(grep(t, "hwsig_dram_read_bytes_total") ==

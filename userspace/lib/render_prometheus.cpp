@@ -100,6 +100,12 @@ const std::vector<Spec> &specs()
 		 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
 		{kVcpuRunDelayNs, Type::Counter, "vcpu_run_delay_seconds_total", 1, 1e9,
 		 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU."},
+		{kVmWaitBehindNs, Type::Counter, "wait_behind_seconds_total", 1, 1e9,
+		 "Run-queue wait of a VM's threads, by what last held the CPU before they got it (culprit: "
+		 "vm:NAME, host:kernel, host:vhost, host:other, idle)."},
+		{kVmPreemptedBy, Type::Counter, "preempted_by_total", 1, 1,
+		 "Involuntary switches of a VM's threads, by what took the CPU (culprit as for "
+		 "hwsig_vm_wait_behind_seconds_total)."},
 		{kPmuCycles, Type::Counter, "cpu_cycles_total", 1, 1,
 		 "Core cycles (PMU, as counted).", {}, true},
 		{kPmuInstructions, Type::Counter, "cpu_instructions_total", 1, 1,
@@ -443,7 +449,7 @@ private:
 
 // --- scopes -> labels --------------------------------------------------------
 
-enum class ScopeKind { System, Cpu, Breakdown, NodeHugepages, Vm, VmVcpu, Vq, Skip };
+enum class ScopeKind { System, Cpu, Breakdown, NodeHugepages, Vm, VmVcpu, VmCulprit, Vq, Skip };
 
 struct ScopeLabels {
 	ScopeKind kind = ScopeKind::Skip;
@@ -514,7 +520,12 @@ ScopeLabels scope_labels(std::string_view scope, const std::vector<Vm> *vms)
 	} else if (kind == "vm") {
 		constexpr std::string_view vcpu = "/vcpu:";
 		auto slash = v.rfind(vcpu);
-		if (slash == std::string_view::npos)
+		auto culprit = v.find(series::kCulpritSep);
+		if (culprit != std::string_view::npos)
+			out = {ScopeKind::VmCulprit,
+			       {{"vm", std::string(v.substr(0, culprit))},
+				{"culprit", std::string(v.substr(culprit + series::kCulpritSep.size()))}}};
+		else if (slash == std::string_view::npos)
 			out = {ScopeKind::Vm, {{"vm", value}}};
 		else
 			out = {ScopeKind::VmVcpu,
@@ -547,8 +558,9 @@ std::optional<std::string> note_scope(const std::string &scope, const ExportInpu
 // The scopes of one raw series that are exported, by the rule of
 // Documentation/prometheus.rst: a breakdown (cpu:N with per_cpu, socket,
 // node, zone, hugepages size, device, virtqueue) replaces its aggregate
-// (system); vm:NAME and vm:NAME/vcpu:N go to the hwsig_vm_* family (a
-// per-vCPU series only with its vCPUs: vm_scope false); pid:N never.
+// (system); vm:NAME, vm:NAME/vcpu:N and vm:NAME/culprit:WHO go to the
+// hwsig_vm_* family (a per-vCPU series only with its vCPUs: vm_scope
+// false); pid:N never.
 template <typename P> struct Selected {
 	std::vector<std::pair<Labels, const P *>> host, vm, node_hugepages;
 };
@@ -578,6 +590,7 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bo
 				out.vm.push_back({std::move(sl.labels), &point});
 			break;
 		case ScopeKind::VmVcpu:
+		case ScopeKind::VmCulprit:
 			if (vm_family)
 				out.vm.push_back({std::move(sl.labels), &point});
 			break;

@@ -23,8 +23,31 @@ const std::vector<std::string> &sched_ids()
 {
 	static const std::vector<std::string> ids = metrics_reading(
 		{series::kRunqWaitUs, series::kRunqWakeupWaitUs, series::kRunqPreemptWaitUs,
-		 series::kInvoluntarySwitches});
+		 series::kInvoluntarySwitches, series::kVmWaitBehindNs, series::kVmPreemptedBy});
 	return ids;
+}
+
+const std::vector<std::string> &blame_ids()
+{
+	static const std::vector<std::string> ids =
+		metrics_reading({series::kVmWaitBehindNs, series::kVmPreemptedBy});
+	return ids;
+}
+
+// The culprit part of a vm:VICTIM/culprit:WHO scope; "" for a VM not listed.
+std::string culprit_name(const Blame &b, const std::map<int, std::string> &vm_scope_of)
+{
+	switch (b.culprit) {
+	case Culprit::Idle: return "idle";
+	case Culprit::Kernel: return "host:kernel";
+	case Culprit::Vhost: return "host:vhost";
+	case Culprit::Other: return "host:other";
+	case Culprit::Vm: {
+		auto it = vm_scope_of.find(b.culprit_tgid);
+		return it == vm_scope_of.end() ? std::string() : it->second;
+	}
+	}
+	return {};
 }
 
 class BpfSchedSource : public Source {
@@ -74,7 +97,7 @@ private:
 		// that merely looks like QEMU never shows up as an idle VM),
 		// derive takes that first interval from zero.
 		for (const char *name : {series::kRunqWaitUs, series::kRunqWakeupWaitUs, series::kRunqPreemptWaitUs,
-					 series::kInvoluntarySwitches})
+					 series::kInvoluntarySwitches, series::kVmWaitBehindNs, series::kVmPreemptedBy})
 			snap.set_counts_from_zero(name);
 		// tgid -> scopes it is reported under.
 		std::map<int, std::vector<std::string>> wanted;
@@ -85,6 +108,7 @@ private:
 					wanted[vm.pid].push_back(vm.scope());
 					vm_pids.insert(vm.pid);
 				}
+		blame(collector, vm_pids, ctx, snap);
 		for (int pid : pids_)
 			wanted[pid].push_back("pid:" + std::to_string(pid));
 		for (int tgid : collector.selected())
@@ -112,6 +136,40 @@ private:
 			system += cpus[cpu];
 		}
 		add(snap, "system", system);
+	}
+
+	// The victim x culprit matrix of the VMs alive now: one counter pair
+	// per cell with any count, culprits named as the VMs listed now.
+	static void blame(SchedCollector &collector, const std::set<int> &vm_pids, const SourceContext &ctx,
+			  Snapshot &snap)
+	{
+		if (vm_pids.empty()) {
+			for (const auto &id : blame_ids())
+				snap.add_unavailable(id, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
+		}
+		for (int tgid : collector.watched_vms())
+			if (!vm_pids.count(tgid))
+				collector.unwatch_vm(tgid);
+		std::map<int, std::string> scope_of;
+		if (ctx.vms)
+			for (const Vm &vm : *ctx.vms)
+				if (vm_pids.count(vm.pid))
+					scope_of[vm.pid] = vm.scope();
+		for (const auto &[tgid, scope] : scope_of) {
+			if (!collector.watch_vm(tgid)) {
+				for (const auto &id : blame_ids())
+					snap.add_unavailable(id, scope, "more VMs than the BPF matrix holds (64)");
+				continue;
+			}
+			for (const Blame &cell : collector.blame(tgid)) {
+				std::string culprit = culprit_name(cell, scope_of);
+				if (culprit.empty())
+					continue;
+				std::string at = scope + std::string(series::kCulpritSep) + culprit;
+				snap.add_counter(series::kVmWaitBehindNs, at, static_cast<double>(cell.wait_ns), kSource);
+				snap.add_counter(series::kVmPreemptedBy, at, static_cast<double>(cell.preemptions), kSource);
+			}
+		}
 	}
 
 	bool pids_wanted(int tgid) const { return std::find(pids_.begin(), pids_.end(), tgid) != pids_.end(); }

@@ -2,6 +2,8 @@
 // read. A source and the catalog must agree on these, so they live here once.
 #pragma once
 
+#include <string_view>
+
 namespace hwsig::series {
 
 // procfs /proc/stat (jiffies, cumulative). Scopes: system, cpu:N.
@@ -71,6 +73,11 @@ inline constexpr const char *kRunqWaitUs = "bpf.runq_wait_us";           // wake
 inline constexpr const char *kRunqWakeupWaitUs = "bpf.runq_wakeup_wait_us";
 inline constexpr const char *kRunqPreemptWaitUs = "bpf.runq_preempt_wait_us";
 inline constexpr const char *kInvoluntarySwitches = "bpf.involuntary_switches"; // counter
+// The victim x culprit matrix, counters. Scope vm:VICTIM/culprit:WHO, WHO one
+// of vm:NAME, host:kernel, host:vhost, host:other, idle (culprit_scope()).
+inline constexpr const char *kVmWaitBehindNs = "bpf.vm_wait_behind_ns"; // waits ended after WHO ran
+inline constexpr const char *kVmPreemptedBy = "bpf.vm_preempted_by";     // preemptions with WHO next
+inline constexpr std::string_view kCulpritSep = "/culprit:";
 
 // BPF block. Scope: dev:NAME.
 inline constexpr const char *kIoReads = "bpf.io_reads";   // completed requests, counter
