@@ -115,7 +115,9 @@ TEST_CASE("schedstat source: captured host without CONFIG_SCHEDSTATS", "[procfs]
 	CHECK(counter(snap, series::kSchedstatTimeslices, "vm:captured") == 111.0 + 113 + 108);
 	// The mean per vCPU; its threads are not named "CPU n/KVM": no per-vCPU scope.
 	CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:captured") == Approx((50525250.0 + 38713646 + 37298831) / 3));
-	CHECK(series_count(snap) == 3);
+	// Time on a CPU: the sum over the vCPU threads.
+	CHECK(counter(snap, series::kVcpuRunNs, "vm:captured") == 102086461.0 + 98294637 + 120216468);
+	CHECK(series_count(snap) == 4);
 }
 
 TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedstat][source]")
@@ -134,13 +136,15 @@ TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedsta
 		CHECK(counter(snap, series::kSchedstatRunDelayNs, "vm:web1") == 1050000.0 + 2050000 + 3050000 + 4050000);
 		CHECK(counter(snap, series::kSchedstatTimeslices, "vm:web1") == 20000.0);
 		CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:web1") == (1050000.0 + 2050000 + 3050000 + 4050000) / 4);
-		CHECK(series_count(snap) == 2 * (256 + 1 + 1) + 1);
+		CHECK(counter(snap, series::kVcpuRunNs, "vm:web1") == 5e9 + 10e9 + 15e9 + 20e9);
+		CHECK(series_count(snap) == 2 * (256 + 1 + 1) + 2);
 	}
 	SECTION("amd, version 16, no VMs")
 	{
 		auto snap = collect(*src, fixture("amd-1s-64cpu-4node"));
-		REQUIRE(snap.unavailable().size() == 1);
+		REQUIRE(snap.unavailable().size() == 2);
 		CHECK(note(snap, "sched.vcpu_wait_ratio", "vm:*") == "no VMs found (QEMU processes, Documentation/vms.rst)");
+		CHECK(note(snap, "sched.vcpu_cpus", "vm:*") == "no VMs found (QEMU processes, Documentation/vms.rst)");
 		CHECK(counter(snap, series::kSchedstatRunDelayNs, "system") == 40000.0 * 2080);
 		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 500.0 * 64 + 2 * 2016);
 		CHECK(series_count(snap) == 2 * 65);

@@ -119,14 +119,17 @@ TEST_CASE("proc/stat: garbage is an error, never numbers", "[procfs][stat]")
 TEST_CASE("stat source: captured host", "[procfs][stat][source]")
 {
 	auto src = make_stat_source();
-	CHECK(src->provides() == std::vector<std::string>{"sched.steal_ratio"});
+	CHECK(src->provides() == std::vector<std::string>{"sched.steal_ratio", "sched.cpu_busy_ratio"});
 	auto snap = collect(*src, fixture("debian12-host"));
 	CHECK(snap.unavailable().empty());
 	CHECK(counter(snap, series::kCpuStealTicks, "system") == 1768.0);
 	CHECK(counter(snap, series::kCpuTotalTicks, "system") == 118514.0);
 	CHECK(counter(snap, series::kCpuStealTicks, "cpu:1") == 923.0);
 	CHECK(counter(snap, series::kCpuTotalTicks, "cpu:1") == 59252.0);
-	CHECK(series_count(snap) == 6);
+	// total - idle - iowait
+	CHECK(counter(snap, series::kCpuBusyTicks, "system") == 118514.0 - 88000 - 3608);
+	CHECK(counter(snap, series::kCpuBusyTicks, "cpu:1") == 59252.0 - 40722 - 3331);
+	CHECK(series_count(snap) == 9);
 	CHECK(snap.counters().at(series::kCpuStealTicks).source == "procfs");
 }
 
@@ -137,6 +140,7 @@ TEST_CASE("stat source: missing, garbled, no steal column", "[procfs][stat][sour
 	{
 		auto snap = collect(*src, fixture("missing"));
 		CHECK(note(snap, "sched.steal_ratio", "system") == "/proc/stat missing");
+		CHECK(note(snap, "sched.cpu_busy_ratio", "system") == "/proc/stat missing");
 		CHECK(series_count(snap) == 0);
 	}
 	SECTION("garbled")
@@ -153,7 +157,9 @@ TEST_CASE("stat source: missing, garbled, no steal column", "[procfs][stat][sour
 		auto snap = collect(*src, t.root());
 		CHECK(note(snap, "sched.steal_ratio", "system") ==
 		      "/proc/stat has no steal column (7 time columns: kernel older than 2.6.11)");
-		CHECK(series_count(snap) == 0);
+		// Busy time needs no steal column.
+		CHECK(counter(snap, series::kCpuBusyTicks, "cpu:0") == 10.0 + 1 + 20 + 5 + 6);
+		CHECK(series_count(snap) == 4);
 	}
 }
 
@@ -170,6 +176,13 @@ TEST_CASE("stat source end to end: steal ratio per CPU and system", "[procfs][st
 		REQUIRE(m);
 		CHECK(m->value == Approx(expected));
 	}
+	// cpu:0: 100 ticks, 30 of them idle; the host: 5760 idle of 25600.
+	const Metric *busy0 = metric(iv, "sched.cpu_busy_ratio", "cpu:0");
+	REQUIRE(busy0);
+	CHECK(busy0->value == Approx(0.70));
+	const Metric *busy = metric(iv, "sched.cpu_busy_ratio", "system");
+	REQUIRE(busy);
+	CHECK(busy->value == Approx((25600.0 - 5760) / 25600));
 	const Metric *sys = metric(iv, "sched.steal_ratio", "system");
 	REQUIRE(sys);
 	CHECK(sys->value == Approx((128 * 10 + 128 * 25) / (256 * 100.0)));

@@ -157,6 +157,9 @@ static std::vector<MetricDef> build_catalog()
 			 "share of the time a vCPU thread was runnable but not running (run_delay / wall time; "
 			 "per VM: the mean of its vCPUs)",
 			 {s::kVcpuRunDelayNs}, 1e-9));
+	c.push_back(rate("sched.vcpu_cpus", "CPUs", sch, "schedstat",
+			 "CPUs a VM's vCPU threads kept busy (time on a CPU / wall time; per vCPU: its share of one CPU)",
+			 {s::kVcpuRunNs}, 1e-9));
 	c.push_back(rate("sched.wait_behind_ratio", "s/s", sch, "BPF sched",
 			 "run-queue wait of a VM's threads blamed on what last held the CPU before they got it "
 			 "(another VM, host work, idle), seconds per second (vm:NAME/culprit:WHO)",
@@ -164,6 +167,9 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(rate("sched.preempted_by_ps", "preemptions/s", sch, "BPF sched",
 			 "a VM's threads switched out while runnable, by what took the CPU (vm:NAME/culprit:WHO)",
 			 {s::kVmPreemptedBy}));
+	c.push_back(ratio("sched.cpu_busy_ratio", "ratio", sch, "/proc/stat",
+			  "share of CPU time not idle (idle and iowait excluded); system: of all CPUs",
+			  {s::kCpuBusyTicks}, {s::kCpuTotalTicks}));
 	c.push_back(ratio("sched.steal_ratio", "ratio", sch, "/proc/stat", "steal / total CPU time",
 			  {s::kCpuStealTicks}, {s::kCpuTotalTicks}));
 	c.push_back(rate("sched.involuntary_ctxsw_ps", "switches/s", sch, "BPF sched",

@@ -205,7 +205,7 @@ ProcStat parse_proc_stat(std::string_view text)
 			break;
 		}
 		// Columns: user nice system idle iowait irq softirq steal guest guest_nice.
-		constexpr std::size_t kSteal = 8, kSummed = 8;
+		constexpr std::size_t kIdle = 4, kIowait = 5, kSteal = 8, kSummed = 8;
 		for (std::size_t c = 1; c < f.size(); ++c) {
 			auto v = kernel_number(f[c]);
 			if (!v) {
@@ -219,6 +219,9 @@ ProcStat parse_proc_stat(std::string_view text)
 			}
 			if (c == kSteal)
 				cpu.steal = *v;
+			if (c == kIdle || c == kIowait)
+				cpu.idle += *v; // both below total, which did not overflow
+
 		}
 		if (!out.error.empty())
 			break;

@@ -52,6 +52,8 @@ const std::vector<Spec> &specs()
 		 "CPU time stolen by the hypervisor (/proc/stat steal, USER_HZ ticks / 100)."},
 		{kCpuTotalTicks, Type::Counter, "cpu_time_seconds_total", 1, kUserHz,
 		 "CPU time in every mode: user+nice+system+idle+iowait+irq+softirq+steal (/proc/stat)."},
+		{kCpuBusyTicks, Type::Counter, "cpu_busy_seconds_total", 1, kUserHz,
+		 "CPU time not idle (/proc/stat total less idle and iowait, USER_HZ ticks / 100)."},
 		{kNumaLocal, Type::Counter, "numa_local_node_pages_total", 1, 1,
 		 "Pages of this node's memory allocated by tasks running on it (numastat local_node)."},
 		{kNumaOther, Type::Counter, "numa_other_node_pages_total", 1, 1,
@@ -100,6 +102,8 @@ const std::vector<Spec> &specs()
 		 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
 		{kVcpuRunDelayNs, Type::Counter, "vcpu_run_delay_seconds_total", 1, 1e9,
 		 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU."},
+		{kVcpuRunNs, Type::Counter, "vcpu_run_seconds_total", 1, 1e9,
+		 "Time a vCPU thread spent on a CPU (its schedstat), per vCPU."},
 		{kVmWaitBehindNs, Type::Counter, "wait_behind_seconds_total", 1, 1e9,
 		 "Run-queue wait of a VM's threads, by what last held the CPU before they got it (culprit: "
 		 "vm:NAME, host:kernel, host:vhost, host:other, idle)."},
@@ -616,7 +620,8 @@ void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s
 	const std::string host = std::string("hwsig_") + spec.name;
 	const std::string vm = std::string("hwsig_vm_") + spec.name;
 	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostStalls,
-			  std::string_view(spec.raw) != series::kVcpuRunDelayNs);
+			  std::string_view(spec.raw) != series::kVcpuRunDelayNs &&
+				  std::string_view(spec.raw) != series::kVcpuRunNs);
 	for (const auto *group : {&sel.host, &sel.vm}) {
 		const std::string &name = group == &sel.host ? host : vm;
 		for (const auto &[labels, p] : *group) {

@@ -14,11 +14,12 @@ namespace {
 
 constexpr const char *kRunqWaitAvg = "sched.runq_wait_avg_us";
 constexpr const char *kVcpuWait = "sched.vcpu_wait_ratio";
+constexpr const char *kVcpuCpus = "sched.vcpu_cpus";
 
 class SchedstatSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.schedstat"; }
-	std::vector<std::string> provides() const override { return {kRunqWaitAvg, kVcpuWait}; }
+	std::vector<std::string> provides() const override { return {kRunqWaitAvg, kVcpuWait, kVcpuCpus}; }
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
@@ -33,7 +34,8 @@ public:
 			for (const auto &vm : *ctx.vms)
 				collect_vm(ctx, vm, snap, vcpus_now);
 		if (!ctx.vms || ctx.vms->empty())
-			snap.add_unavailable(kVcpuWait, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
+			for (const char *id : {kVcpuWait, kVcpuCpus})
+				snap.add_unavailable(id, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
 		// vCPU threads come and go: keep only the files read this round.
 		vcpu_files_.sweep();
 		for (auto it = vcpu_index_.begin(); it != vcpu_index_.end();)
@@ -83,14 +85,14 @@ private:
 	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
 	{
 		auto unavailable = [&](const std::string &reason) {
-			for (const char *id : {kRunqWaitAvg, kVcpuWait})
+			for (const char *id : {kRunqWaitAvg, kVcpuWait, kVcpuCpus})
 				snap.add_unavailable(id, vm.scope(), reason);
 		};
 		if (vm.vcpu_tids.empty()) {
 			unavailable("no vCPU threads ('CPU n/KVM') found");
 			return;
 		}
-		double delay_sum = 0, slices_sum = 0;
+		double delay_sum = 0, slices_sum = 0, run_sum = 0;
 		for (int tid : vm.vcpu_tids) {
 			std::string task = "/proc/" + std::to_string(vm.pid) + "/task/" + std::to_string(tid);
 			std::string rel = task + "/schedstat";
@@ -111,9 +113,13 @@ private:
 			}
 			delay_sum += static_cast<double>(stat.run_delay_ns);
 			slices_sum += static_cast<double>(stat.timeslices);
-			if (auto n = vcpu_index(ctx, task, tid))
-				snap.add_counter(series::kVcpuRunDelayNs, vm.scope() + "/vcpu:" + std::to_string(*n),
-						 static_cast<double>(stat.run_delay_ns), "procfs");
+			run_sum += static_cast<double>(stat.on_cpu_ns);
+			if (auto n = vcpu_index(ctx, task, tid)) {
+				const std::string at = vm.scope() + "/vcpu:" + std::to_string(*n);
+				snap.add_counter(series::kVcpuRunDelayNs, at, static_cast<double>(stat.run_delay_ns),
+						 "procfs");
+				snap.add_counter(series::kVcpuRunNs, at, static_cast<double>(stat.on_cpu_ns), "procfs");
+			}
 		}
 		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
 		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
@@ -121,9 +127,11 @@ private:
 		// threads: a vCPU added or gone leaves that one snapshot without it.
 		vcpus_now[vm.pid] = vm.vcpu_tids;
 		auto last = vcpus_last_.find(vm.pid);
-		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids)
+		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids) {
 			snap.add_counter(series::kVcpuRunDelayNs, vm.scope(),
 					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
+			snap.add_counter(series::kVcpuRunNs, vm.scope(), run_sum, "procfs");
+		}
 	}
 
 	// The n of a vCPU thread's "CPU n/KVM", read once per thread.

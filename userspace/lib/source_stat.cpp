@@ -1,4 +1,4 @@
-// /proc/stat: steal and total CPU time per CPU and for the system.
+// /proc/stat: steal, busy and total CPU time per CPU and for the system.
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 
@@ -7,11 +7,12 @@ namespace hwsig {
 namespace {
 
 constexpr const char *kStealRatio = "sched.steal_ratio";
+constexpr const char *kBusyRatio = "sched.cpu_busy_ratio";
 
 class StatSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.stat"; }
-	std::vector<std::string> provides() const override { return {kStealRatio}; }
+	std::vector<std::string> provides() const override { return {kStealRatio, kBusyRatio}; }
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
@@ -21,13 +22,20 @@ public:
 		}
 		auto r = files_.read(path_);
 		if (!r.data) {
-			snap.add_unavailable(kStealRatio, "system", read_failure("/proc/stat", r.err));
+			for (const char *id : {kStealRatio, kBusyRatio})
+				snap.add_unavailable(id, "system", read_failure("/proc/stat", r.err));
 			return;
 		}
 		auto stat = parse_proc_stat(*r.data);
 		if (!stat.error.empty()) {
-			snap.add_unavailable(kStealRatio, "system", "/proc/stat garbled: " + stat.error);
+			for (const char *id : {kStealRatio, kBusyRatio})
+				snap.add_unavailable(id, "system", "/proc/stat garbled: " + stat.error);
 			return;
+		}
+		for (const auto &cpu : stat.cpus) {
+			snap.add_counter(series::kCpuTotalTicks, cpu.scope, static_cast<double>(cpu.total), "procfs");
+			snap.add_counter(series::kCpuBusyTicks, cpu.scope, static_cast<double>(cpu.total - cpu.idle),
+					 "procfs");
 		}
 		// The parser guarantees one column count for every line, so a
 		// missing steal column is missing everywhere: one note says it.
@@ -38,10 +46,8 @@ public:
 						     " time columns: kernel older than 2.6.11)");
 			return;
 		}
-		for (const auto &cpu : stat.cpus) {
+		for (const auto &cpu : stat.cpus)
 			snap.add_counter(series::kCpuStealTicks, cpu.scope, static_cast<double>(*cpu.steal), "procfs");
-			snap.add_counter(series::kCpuTotalTicks, cpu.scope, static_cast<double>(cpu.total), "procfs");
-		}
 	}
 
 private:

@@ -29,6 +29,7 @@ struct CpuTicks {
 	// user+nice+system+idle+iowait+irq+softirq+steal: every column the line
 	// has up to steal. guest and guest_nice are already inside user and nice.
 	std::uint64_t total = 0;
+	std::uint64_t idle = 0; // idle + iowait (the CPU ran nothing)
 	std::optional<std::uint64_t> steal; // nullopt: the line has no steal column
 	unsigned columns = 0;                // time columns on the line
 };

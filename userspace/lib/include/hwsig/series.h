@@ -9,6 +9,7 @@ namespace hwsig::series {
 // procfs /proc/stat (jiffies, cumulative). Scopes: system, cpu:N.
 inline constexpr const char *kCpuStealTicks = "stat.steal";
 inline constexpr const char *kCpuTotalTicks = "stat.total";
+inline constexpr const char *kCpuBusyTicks = "stat.busy"; // total - idle - iowait
 
 // NUMA allocations (pages, cumulative) from node*/numastat. Scopes: node:N, system.
 inline constexpr const char *kNumaLocal = "numa.local_node";
@@ -47,6 +48,10 @@ inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
 // A vCPU thread's run_delay (scope vm:NAME/vcpu:N); at vm:NAME the mean over
 // the VM's vCPU threads (left out of a snapshot whose vCPU set changed).
 inline constexpr const char *kVcpuRunDelayNs = "vcpu.run_delay_ns";
+// A vCPU thread's time on a CPU (schedstat's first field; scope
+// vm:NAME/vcpu:N); at vm:NAME the sum over its vCPU threads (left out as
+// above).
+inline constexpr const char *kVcpuRunNs = "vcpu.run_ns";
 
 // Core PMU counts, scaled for multiplexing per interval (multiplex.h); the
 // points carry the raw count and times too (Multiplexing).
