@@ -18,6 +18,7 @@ struct Command {
 
 const Command kCommands[] = {
 	{"stat", hwsigctl::cmd_stat, "live metrics from every layer, per interval (default command)"},
+	{"top", hwsigctl::cmd_top, "live view of the VMs: who waits behind whom, per-VM figures, verdicts"},
 	{"vms", hwsigctl::cmd_vms, "the QEMU/KVM guests: names, vCPU threads, vhost workers, taps"},
 	{"kmod", hwsigctl::cmd_kmod, "hwsig.ko: info|status|start|stop|records"},
 	{"hist", hwsigctl::cmd_hist, "full BPF histograms like runqlat/biolatency: hist runq|bio|vhost"},

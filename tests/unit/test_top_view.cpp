@@ -1,0 +1,224 @@
+// hwsigctl top's rows from a hand-made interval whose answers are known:
+// culprits and their shares, the verdict rules (and their absence), the
+// host line, sorting, the table's width and the JSON.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hwsig/top_view.h"
+#include "hwsig/units.h"
+
+using namespace hwsig;
+
+namespace {
+
+void add(Interval &iv, const std::string &id, const std::string &scope, double value)
+{
+	Metric m;
+	m.id = id;
+	m.scope = scope;
+	m.value = value;
+	iv.metrics.push_back(m);
+}
+
+Vm vm(int pid, const std::string &name, int vcpus)
+{
+	Vm v;
+	v.pid = pid;
+	v.name = name;
+	for (int i = 0; i < vcpus; ++i)
+		v.vcpu_tids.push_back(pid + 1 + i);
+	return v;
+}
+
+const TopRow &row(const std::vector<TopRow> &rows, const std::string &name)
+{
+	for (const TopRow &r : rows)
+		if (r.name == name)
+			return r;
+	FAIL("no row " << name);
+	return rows.front();
+}
+
+struct Fixture {
+	Interval iv;
+	std::vector<Vm> vms = {vm(100, "victim", 4), vm(200, "batch7", 2), vm(300, "quiet", 1),
+			       vm(400, "crowded", 2), vm(500, "tenant", 1), vm(600, "net", 1)};
+	Fixture()
+	{
+		iv.realtime_ns = 1795766403000000000ull;
+		iv.interval_s = 1;
+		// Host: 2 CPUs, half busy; two disks.
+		add(iv, "sched.cpu_busy_ratio", "system", 0.5);
+		add(iv, "sched.cpu_busy_ratio", "cpu:0", 0.4);
+		add(iv, "sched.cpu_busy_ratio", "cpu:1", 0.6);
+		add(iv, "sched.runq_wait_p99_us", "system", 4000);
+		add(iv, "io.iops_read", "dev:vda", 10);
+		add(iv, "io.iops_write", "dev:vda", 5);
+		add(iv, "io.iops_read", "dev:vdb", 1);
+		add(iv, "io.latency_p99_us", "dev:vda", 200);
+		add(iv, "io.latency_p99_us", "dev:vdb", 900);
+		add(iv, "cpu.ipc", "system", 1.25);
+		// victim: waits 40% of its vCPU time, 80% of it behind batch7.
+		add(iv, "sched.vcpu_wait_ratio", "vm:victim", 0.40);
+		add(iv, "sched.vcpu_cpus", "vm:victim", 2.4);
+		add(iv, "sched.wait_behind_ratio", "vm:victim/culprit:vm:batch7", 0.60);
+		add(iv, "sched.wait_behind_ratio", "vm:victim/culprit:idle", 0.10);
+		add(iv, "sched.wait_behind_ratio", "vm:victim/culprit:host:kernel", 0.05);
+		add(iv, "sched.vcpu_wait_ratio", "vm:batch7", 0.02);
+		add(iv, "sched.wait_behind_ratio", "vm:batch7/culprit:vm:victim", 0.04);
+		// quiet: one culprit, but 1% wait: no verdict.
+		add(iv, "sched.vcpu_wait_ratio", "vm:quiet", 0.01);
+		add(iv, "sched.wait_behind_ratio", "vm:quiet/culprit:host:other", 0.009);
+		add(iv, "sched.wait_behind_ratio", "vm:quiet/culprit:idle", 0.001);
+		// crowded: 20% wait, spread: the top culprit has 30 / 80.
+		add(iv, "sched.vcpu_wait_ratio", "vm:crowded", 0.20);
+		add(iv, "sched.wait_behind_ratio", "vm:crowded/culprit:host:other", 0.30);
+		add(iv, "sched.wait_behind_ratio", "vm:crowded/culprit:vm:victim", 0.25);
+		add(iv, "sched.wait_behind_ratio", "vm:crowded/culprit:idle", 0.25);
+		// tenant: waits behind host processes.
+		add(iv, "sched.vcpu_wait_ratio", "vm:tenant", 0.10);
+		add(iv, "sched.wait_behind_ratio", "vm:tenant/culprit:host:other", 0.09);
+		add(iv, "sched.wait_behind_ratio", "vm:tenant/culprit:idle", 0.01);
+		// net: RX ring stalls, no vCPU wait figure.
+		add(iv, "vhost.ring_stalls_ps", "vm:net", 3);
+		add(iv, "vhost.queue_depth_p99", "vm:net", 255);
+	}
+};
+
+} // namespace
+
+TEST_CASE("top: rows, culprits, shares and verdicts from a known interval", "[top]")
+{
+	Fixture f;
+	auto rows = top_rows(f.iv, f.vms);
+	REQUIRE(rows.size() == 7);
+	const TopRow &host = rows.front();
+	CHECK(host.host);
+	CHECK(host.name == "host");
+	CHECK(*host.cpus == Approx(1.0)); // 0.5 of 2 CPUs
+	CHECK(*host.iops == Approx(16));
+	CHECK(*host.io_p99_us == Approx(900)); // the worst disk
+	CHECK(*host.runq_p99_us == Approx(4000));
+	CHECK(*host.ipc == Approx(1.25));
+	CHECK(host.verdict.empty());
+
+	const TopRow &victim = row(rows, "victim");
+	CHECK(*victim.vcpus == 4);
+	CHECK(*victim.cpus == Approx(2.4));
+	CHECK(victim.culprit == "vm:batch7");
+	CHECK(*victim.culprit_share == Approx(0.60 / 0.75));
+	CHECK(victim.verdict == "waits behind vm:batch7 (80.0% of its wait; vCPUs wait 40.0%)");
+	CHECK_FALSE(victim.iops); // not measured per VM
+
+	// batch7 waited behind victim, all of its wait, but only 2%: no verdict.
+	const TopRow &batch7 = row(rows, "batch7");
+	CHECK(batch7.culprit == "vm:victim");
+	CHECK(*batch7.culprit_share == Approx(1.0));
+	CHECK(batch7.verdict.empty());
+	CHECK(row(rows, "quiet").verdict.empty());
+	CHECK(row(rows, "quiet").culprit == "host:other");
+	// No culprit holds half: none named in words.
+	const TopRow &crowded = row(rows, "crowded");
+	CHECK(crowded.culprit == "host:other");
+	CHECK(*crowded.culprit_share == Approx(0.30 / 0.80));
+	CHECK(crowded.verdict.empty());
+	CHECK(row(rows, "tenant").verdict == "waits behind host processes (90.0% of its wait; vCPUs wait 10.0%)");
+	CHECK(row(rows, "net").verdict == "RX ring stalls: the guest posts too few receive buffers");
+	CHECK_FALSE(row(rows, "net").culprit_share);
+
+	SECTION("other thresholds")
+	{
+		TopRules strict;
+		strict.min_share = 0.9;
+		auto r = top_rows(f.iv, f.vms, strict);
+		CHECK(row(r, "victim").verdict.empty()); // 80% < 90%
+		CHECK_FALSE(row(r, "tenant").verdict.empty());
+	}
+}
+
+TEST_CASE("top: culprit names in words", "[top]")
+{
+	CHECK(culprit_text("host:other") == "host processes");
+	CHECK(culprit_text("host:kernel") == "kernel threads");
+	CHECK(culprit_text("host:vhost") == "vhost workers");
+	CHECK(culprit_text("vm:db2") == "vm:db2");
+}
+
+TEST_CASE("top: sorting keeps the host first, rows without the value last", "[top]")
+{
+	Fixture f;
+	auto rows = top_rows(f.iv, f.vms);
+	auto names = [](const std::vector<TopRow> &rs) {
+		std::vector<std::string> n;
+		for (const auto &r : rs)
+			n.push_back(r.name);
+		return n;
+	};
+	const TopColumn *wait = find_top_column("wait%");
+	REQUIRE(wait);
+	CHECK(wait == find_top_column("vcpu_wait_ratio"));
+	sort_top_rows(rows, *wait, false);
+	CHECK(names(rows) == std::vector<std::string>{"host", "victim", "crowded", "tenant", "batch7", "quiet", "net"});
+	sort_top_rows(rows, *wait, true);
+	CHECK(names(rows) == std::vector<std::string>{"host", "quiet", "batch7", "tenant", "crowded", "victim", "net"});
+	const TopColumn *name = find_top_column("VM");
+	REQUIRE(name);
+	sort_top_rows(rows, *name, true);
+	CHECK(names(rows) == std::vector<std::string>{"host", "batch7", "crowded", "net", "quiet", "tenant", "victim"});
+	const TopColumn *culprit = find_top_column("Culprit");
+	REQUIRE(culprit);
+	sort_top_rows(rows, *culprit, true);
+	// Text columns: empty last, then by name.
+	CHECK(names(rows).back() == "net");
+	CHECK(find_top_column("no-such-column") == nullptr);
+}
+
+TEST_CASE("top: the table fits the terminal, marks the sort column and says '-' for nothing", "[top]")
+{
+	Fixture f;
+	auto rows = top_rows(f.iv, f.vms);
+	TopTableOptions o;
+	o.title = "hwsig top  title";
+	o.sort = find_top_column("WAIT%");
+	o.width = 72;
+	o.footer = "keys: q quit";
+	std::string t = render_top_table(rows, o);
+	std::istringstream in(t);
+	std::vector<std::string> lines;
+	for (std::string line; std::getline(in, line);)
+		lines.push_back(line);
+	REQUIRE(lines.size() == 1 + 1 + 7 + 1);
+	CHECK(lines[0] == "hwsig top  title");
+	CHECK(lines[1].find("WAIT%v") != std::string::npos);
+	CHECK(lines[1].rfind("VM ", 0) == 0);
+	for (const auto &line : lines)
+		CHECK(display_width(line) <= 72);
+	CHECK(lines[2].rfind("host ", 0) == 0);
+	CHECK(lines.back() == "keys: q quit");
+	// Unlimited width: whole verdicts, culprits in words.
+	o.width = 0;
+	t = render_top_table(rows, o);
+	CHECK(t.find("waits behind vm:batch7 (80.0% of its wait; vCPUs wait 40.0%)") != std::string::npos);
+	CHECK(t.find("host processes") != std::string::npos);
+	CHECK(t.find(" 40.0% ") != std::string::npos);
+}
+
+TEST_CASE("top: one JSON object per interval, null where nothing was measured", "[top]")
+{
+	Fixture f;
+	auto rows = top_rows(f.iv, f.vms);
+	std::string j = render_top_json(f.iv, rows);
+	CHECK(j.rfind("{\"time\":1795766403.000,\"interval_s\":1,\"rows\":[{\"host\":true,\"name\":\"host\",", 0) == 0);
+	CHECK(j.back() == '\n');
+	CHECK(j.find("\"name\":\"victim\",\"vcpus\":4,\"cpus\":2.4,\"vcpu_wait_ratio\":0.4,") != std::string::npos);
+	CHECK(j.find("\"culprit\":\"vm:batch7\",\"culprit_share\":0.8,") != std::string::npos);
+	CHECK(j.find("\"verdict\":\"waits behind vm:batch7 (80.0% of its wait; vCPUs wait 40.0%)\"") !=
+	      std::string::npos);
+	CHECK(j.find("\"name\":\"quiet\",") != std::string::npos);
+	CHECK(j.find("\"iops\":null") != std::string::npos);
+	CHECK(j.find("\"verdict\":null") != std::string::npos);
+	CHECK(std::count(j.begin(), j.end(), '\n') == 1);
+}

@@ -1,0 +1,330 @@
+// hwsigctl top's rows, verdicts and renderings (include/hwsig/top_view.h).
+#include "hwsig/top_view.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "hwsig/render.h"
+#include "hwsig/series.h"
+#include "hwsig/units.h"
+
+namespace hwsig {
+
+namespace {
+
+using Kind = TopColumn::Kind;
+
+// (id, scope) -> value of one interval.
+class Values {
+public:
+	explicit Values(const Interval &iv)
+	{
+		for (const Metric &m : iv.metrics)
+			by_key_[{m.id, m.scope}] = m.value;
+	}
+	std::optional<double> get(const std::string &id, const std::string &scope) const
+	{
+		auto it = by_key_.find({id, scope});
+		if (it == by_key_.end() || !std::isfinite(it->second))
+			return std::nullopt;
+		return it->second;
+	}
+
+private:
+	std::map<std::pair<std::string, std::string>, double> by_key_;
+};
+
+bool starts_with(std::string_view s, std::string_view prefix)
+{
+	return s.substr(0, prefix.size()) == prefix;
+}
+
+TopRow host_row(const Interval &iv, const Values &v)
+{
+	TopRow r;
+	r.name = "host";
+	r.host = true;
+	std::size_t cpus = 0;
+	double iops = 0, io_p99 = 0;
+	bool any_io = false, any_p99 = false;
+	for (const Metric &m : iv.metrics) {
+		if (m.id == "sched.cpu_busy_ratio" && starts_with(m.scope, "cpu:"))
+			++cpus;
+		if (!starts_with(m.scope, "dev:") || !std::isfinite(m.value))
+			continue;
+		if (m.id == "io.iops_read" || m.id == "io.iops_write") {
+			iops += m.value;
+			any_io = true;
+		} else if (m.id == "io.latency_p99_us") {
+			io_p99 = std::max(io_p99, m.value);
+			any_p99 = true;
+		}
+	}
+	if (auto busy = v.get("sched.cpu_busy_ratio", "system"); busy && cpus)
+		r.cpus = *busy * static_cast<double>(cpus);
+	r.runq_p99_us = v.get("sched.runq_wait_p99_us", "system");
+	r.preempt_ps = v.get("sched.involuntary_ctxsw_ps", "system");
+	if (any_io)
+		r.iops = iops;
+	if (any_p99)
+		r.io_p99_us = io_p99;
+	r.ipc = v.get("cpu.ipc", "system");
+	r.llc_mpki = v.get("cpu.llc_mpki", "system");
+	return r;
+}
+
+// The VM's top culprit (idle is never one: waiting for an idle CPU to wake
+// is latency, not contention) and its share of all the VM's waits.
+void find_culprit(const Interval &iv, const std::string &scope, TopRow &r)
+{
+	const std::string prefix = scope + std::string(series::kCulpritSep);
+	double total = 0, top = 0;
+	for (const Metric &m : iv.metrics) {
+		if (m.id != "sched.wait_behind_ratio" || !starts_with(m.scope, prefix) || !std::isfinite(m.value))
+			continue;
+		total += m.value;
+		std::string who = m.scope.substr(prefix.size());
+		if (who != "idle" && m.value > top) {
+			top = m.value;
+			r.culprit = who;
+		}
+	}
+	if (!r.culprit.empty() && total > 0)
+		r.culprit_share = top / total;
+}
+
+std::string percent(double ratio)
+{
+	return sig3(ratio * 100) + "%";
+}
+
+void judge(TopRow &r, const TopRules &rules)
+{
+	if (r.vcpu_wait && *r.vcpu_wait >= rules.min_vcpu_wait && r.culprit_share &&
+	    *r.culprit_share >= rules.min_share) {
+		r.verdict = "waits behind " + culprit_text(r.culprit) + " (" + percent(*r.culprit_share) +
+			    " of its wait; vCPUs wait " + percent(*r.vcpu_wait) + ")";
+		return;
+	}
+	if (r.vhost_stalls_ps && *r.vhost_stalls_ps >= 1)
+		r.verdict = "RX ring stalls: the guest posts too few receive buffers";
+}
+
+TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules &rules)
+{
+	TopRow r;
+	r.name = vm.name;
+	const std::string scope = vm.scope();
+	if (!vm.vcpu_tids.empty())
+		r.vcpus = static_cast<double>(vm.vcpu_tids.size());
+	r.cpus = v.get("sched.vcpu_cpus", scope);
+	r.vcpu_wait = v.get("sched.vcpu_wait_ratio", scope);
+	r.runq_p99_us = v.get("sched.runq_wait_p99_us", scope);
+	r.preempt_ps = v.get("sched.involuntary_ctxsw_ps", scope);
+	r.vhost_depth_p99 = v.get("vhost.queue_depth_p99", scope);
+	r.vhost_stalls_ps = v.get("vhost.ring_stalls_ps", scope);
+	r.ipc = v.get("cpu.ipc", scope);
+	r.llc_mpki = v.get("cpu.llc_mpki", scope);
+	find_culprit(iv, scope, r);
+	judge(r, rules);
+	return r;
+}
+
+std::string cell(const TopRow &r, const TopColumn &c)
+{
+	if (c.text) {
+		const std::string &t = r.*c.text;
+		if (t.empty())
+			return "-";
+		return c.text == &TopRow::culprit ? culprit_text(t) : t;
+	}
+	const auto &v = r.*c.value;
+	if (!v)
+		return "-";
+	switch (c.kind) {
+	case Kind::Percent: return percent(*v);
+	case Kind::TimeUs: {
+		HumanValue h = human_time_us(*v);
+		return h.number + h.unit;
+	}
+	case Kind::Count: return std::to_string(std::llround(*v));
+	case Kind::Rate: return sig3_grouped(*v);
+	case Kind::Cpus:
+	case Kind::Plain:
+	case Kind::Text: break;
+	}
+	return sig3(*v);
+}
+
+std::string json_value(const TopRow &r, const TopColumn &c)
+{
+	if (c.text)
+		return (r.*c.text).empty() ? "null" : "\"" + json_escape(r.*c.text) + "\"";
+	const auto &v = r.*c.value;
+	if (!v)
+		return "null";
+	char buf[64];
+	std::snprintf(buf, sizeof buf, "%.9g", *v);
+	return buf;
+}
+
+std::string lower(std::string s)
+{
+	for (char &ch : s)
+		ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+	return s;
+}
+
+} // namespace
+
+const std::vector<TopColumn> &top_columns()
+{
+	static const std::vector<TopColumn> columns = {
+		{"VM", "name", 0, Kind::Text, nullptr, &TopRow::name},
+		{"VCPU", "vcpus", 4, Kind::Count, &TopRow::vcpus},
+		{"CPUS", "cpus", 5, Kind::Cpus, &TopRow::cpus},
+		{"WAIT%", "vcpu_wait_ratio", 6, Kind::Percent, &TopRow::vcpu_wait},
+		{"RUNQ99", "runq_wait_p99_us", 7, Kind::TimeUs, &TopRow::runq_p99_us},
+		{"CULPRIT", "culprit", 14, Kind::Text, nullptr, &TopRow::culprit},
+		{"SHARE", "culprit_share", 5, Kind::Percent, &TopRow::culprit_share},
+		{"PREEMPT/S", "preemptions_ps", 9, Kind::Rate, &TopRow::preempt_ps},
+		{"IOPS", "iops", 6, Kind::Rate, &TopRow::iops},
+		{"IO99", "io_latency_p99_us", 7, Kind::TimeUs, &TopRow::io_p99_us},
+		{"VQ99", "vhost_depth_p99", 5, Kind::Plain, &TopRow::vhost_depth_p99},
+		{"STALL/S", "vhost_stalls_ps", 7, Kind::Rate, &TopRow::vhost_stalls_ps},
+		{"IPC", "ipc", 4, Kind::Plain, &TopRow::ipc},
+		{"MPKI", "llc_mpki", 5, Kind::Plain, &TopRow::llc_mpki},
+		{"VERDICT", "verdict", 0, Kind::Text, nullptr, &TopRow::verdict},
+	};
+	return columns;
+}
+
+const TopColumn *find_top_column(const std::string &name)
+{
+	const std::string want = lower(name);
+	for (const TopColumn &c : top_columns())
+		if (lower(c.header) == want || c.json == want)
+			return &c;
+	return nullptr;
+}
+
+std::string culprit_text(const std::string &culprit)
+{
+	if (culprit == "host:other")
+		return "host processes";
+	if (culprit == "host:kernel")
+		return "kernel threads";
+	if (culprit == "host:vhost")
+		return "vhost workers";
+	return culprit;
+}
+
+std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules)
+{
+	Values v(iv);
+	std::vector<TopRow> rows;
+	rows.push_back(host_row(iv, v));
+	for (const Vm &vm : vms)
+		rows.push_back(vm_row(iv, v, vm, rules));
+	return rows;
+}
+
+void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascending)
+{
+	auto first_vm = std::find_if(rows.begin(), rows.end(), [](const TopRow &r) { return !r.host; });
+	std::stable_sort(first_vm, rows.end(), [&](const TopRow &a, const TopRow &b) {
+		if (sort.text) {
+			const std::string &x = a.*sort.text, &y = b.*sort.text;
+			if (x.empty() != y.empty())
+				return y.empty();
+			if (x != y)
+				return ascending ? x < y : x > y;
+		} else {
+			const auto &x = a.*sort.value, &y = b.*sort.value;
+			if (x.has_value() != y.has_value())
+				return x.has_value();
+			if (x && *x != *y)
+				return ascending ? *x < *y : *x > *y;
+		}
+		return a.name < b.name;
+	});
+}
+
+std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOptions &o)
+{
+	const auto &columns = top_columns();
+	std::size_t name_width = 4;
+	for (const TopRow &r : rows)
+		name_width = std::max(name_width, std::min<std::size_t>(display_width(r.name), 20));
+	auto fit = [&](std::string line) {
+		if (o.width && display_width(line) > o.width) {
+			// Cut on a character boundary (the units may be UTF-8).
+			std::string cut;
+			std::size_t cols = 0;
+			for (std::size_t i = 0; i < line.size() && cols < o.width; ++cols) {
+				std::size_t len = 1;
+				while (i + len < line.size() && (static_cast<unsigned char>(line[i + len]) & 0xC0) == 0x80)
+					++len;
+				cut += line.substr(i, len);
+				i += len;
+			}
+			line = cut;
+		}
+		while (!line.empty() && line.back() == ' ')
+			line.pop_back();
+		return line + "\n";
+	};
+	std::string out = o.title.empty() ? std::string() : fit(o.title);
+	std::string header;
+	for (const TopColumn &c : columns) {
+		std::string h = c.header;
+		if (&c == o.sort)
+			h += o.ascending ? "^" : "v";
+		const bool text = c.kind == Kind::Text;
+		std::size_t width = c.text == &TopRow::name ? name_width : c.width;
+		header += (text ? pad(h, width) : pad(h, width, false)) + " ";
+	}
+	out += fit(header);
+	for (const TopRow &r : rows) {
+		std::string line;
+		for (const TopColumn &c : columns) {
+			std::string v = cell(r, c);
+			if (c.text == &TopRow::name && display_width(v) > name_width)
+				v = v.substr(0, name_width);
+			if (c.text == &TopRow::verdict && r.verdict.empty())
+				v.clear();
+			const bool text = c.kind == Kind::Text;
+			std::size_t width = c.text == &TopRow::name ? name_width : c.width;
+			line += (text ? pad(v, width) : pad(v, width, false)) + " ";
+		}
+		out += fit(line);
+	}
+	if (!o.footer.empty())
+		out += fit(o.footer);
+	return out;
+}
+
+std::string render_top_json(const Interval &iv, const std::vector<TopRow> &rows)
+{
+	char head[96];
+	std::snprintf(head, sizeof head, "{\"time\":%.3f,\"interval_s\":%.6g,\"rows\":[",
+		      static_cast<double>(iv.realtime_ns) / 1e9, iv.interval_s);
+	std::string out = head;
+	for (std::size_t i = 0; i < rows.size(); ++i) {
+		const TopRow &r = rows[i];
+		out += i ? ",{" : "{";
+		out += std::string("\"host\":") + (r.host ? "true" : "false");
+		for (const TopColumn &c : top_columns())
+			out += std::string(",\"") + c.json + "\":" + json_value(r, c);
+		out += "}";
+	}
+	out += "]}\n";
+	return out;
+}
+
+} // namespace hwsig
