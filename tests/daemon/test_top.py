@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""hwsigctl top against ground truth and as a person uses it. Fake guests
+(processes named like QEMU, -name guest=NAME, one thread 'CPU 0/KVM' that
+spins pinned to one CPU):
+  vm aggressor    victim and an aggressor VM spinning on the same CPU, 20
+                  rounds: the aggressor is the victim's top culprit, and its
+                  verdict names it, in at least 19; the victim's vCPU wait
+                  within 10% of its thread's /proc schedstat over the run
+  host aggressor  a plain process spinning on the victim's CPU: named as
+                  host processes, never as a VM, in at least 19 of 20
+  quiet           the victim alone: no verdict on any line in 20 rounds
+  daemon          with hwsigd running, top reads it (loads no BPF program
+                  of its own) and still names the aggressor
+  tmux            the interactive view at 160 columns: the table, < > and r
+                  move and reverse the sort, q quits with exit 0 and the
+                  terminal's modes given back
+Needs root (BPF) and tmux."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import HWSIGCTL, Daemon, Results, bpf_programs_of  # noqa: E402
+
+r = Results("test_top")
+CPU = (os.cpu_count() or 1) - 1
+ROUNDS = 20
+
+FAKE_GUEST = ("import ctypes, os, sys, threading, time\n"
+              "libc = ctypes.CDLL(None)\n"
+              "libc.prctl(15, b'qemu-system-x86', 0, 0, 0)\n"
+              "cpu = int(sys.argv[1])\n"
+              "named = threading.Barrier(2)\n"
+              "tid = []\n"
+              "def vcpu():\n"
+              "    libc.prctl(15, b'CPU 0/KVM', 0, 0, 0)\n"
+              "    os.sched_setaffinity(0, {cpu})\n"
+              "    tid.append(threading.get_native_id())\n"
+              "    named.wait()\n"
+              "    while True:\n"
+              "        pass\n"
+              "threading.Thread(target=vcpu, daemon=True).start()\n"
+              "named.wait()\n"
+              "print(tid[0], flush=True)\n"
+              "time.sleep(600)\n")
+
+HOST_SPINNER = ("import ctypes, os\n"
+                "ctypes.CDLL(None).prctl(15, b'batch-job', 0, 0, 0)\n"
+                "os.sched_setaffinity(0, {%d})\n"
+                "while True:\n"
+                "    pass\n")
+
+
+class Guest:
+    def __init__(self, name):
+        self.name = name
+        self.proc = subprocess.Popen([sys.executable, "-c", FAKE_GUEST, str(CPU), "-name", f"guest={name}"],
+                                     stdout=subprocess.PIPE, text=True)
+        self.tid = int(self.proc.stdout.readline())
+
+    def run_delay_ns(self):
+        with open(f"/proc/{self.proc.pid}/task/{self.tid}/schedstat") as f:
+            return int(f.read().split()[1])
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def host_spinner():
+    return subprocess.Popen([sys.executable, "-c", HOST_SPINNER % CPU])
+
+
+def top_json(rounds, env=None, extra=()):
+    """(JSON objects of `rounds` refreshes at 0.5 s, stderr)."""
+    p = subprocess.run([HWSIGCTL, "top", "-i", "0.5", "-c", str(rounds), "--format", "json", *extra],
+                       capture_output=True, text=True, timeout=120, env=env)
+    r.check("top exits 0", p.returncode == 0, p.stderr[-300:])
+    out = []
+    for line in p.stdout.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            r.check("every line of --format json is JSON", False, line[:200])
+    return out, p.stderr
+
+
+def row(obj, name):
+    for x in obj["rows"]:
+        if x["name"] == name:
+            return x
+    return None
+
+
+def vm_aggressor():
+    victim, aggressor = Guest("victim"), Guest("batch7")
+    try:
+        time.sleep(0.5)
+        t0, d0 = time.monotonic(), victim.run_delay_ns()
+        rounds, _ = top_json(ROUNDS, extra=["--no-daemon"])
+        t1, d1 = time.monotonic(), victim.run_delay_ns()
+    finally:
+        victim.stop()
+        aggressor.stop()
+    r.check(f"vm aggressor: {ROUNDS} rounds", len(rounds) == ROUNDS, str(len(rounds)))
+    named = sum(1 for o in rounds if (row(o, "victim") or {}).get("culprit") == "vm:batch7")
+    said = sum(1 for o in rounds if "waits behind vm:batch7" in ((row(o, "victim") or {}).get("verdict") or ""))
+    r.check("vm aggressor: the aggressor is the victim's top culprit in >= 19 of 20 rounds", named >= 19,
+            f"{named} of {len(rounds)}")
+    r.check("vm aggressor: the victim's verdict names it in >= 19 of 20 rounds", said >= 19,
+            f"{said} of {len(rounds)}")
+    waits = [row(o, "victim")["vcpu_wait_ratio"] for o in rounds
+             if row(o, "victim") and row(o, "victim")["vcpu_wait_ratio"] is not None]
+    truth = (d1 - d0) / ((t1 - t0) * 1e9)
+    mean = sum(waits) / len(waits) if waits else -1
+    r.check("vm aggressor: the victim's vCPU wait within 10% of its schedstat", abs(mean - truth) <= 0.10 * truth,
+            f"top {mean:.4f}, schedstat {truth:.4f} over {len(waits)} rounds")
+    share = [row(o, "victim")["culprit_share"] or 0 for o in rounds if row(o, "victim")]
+    r.check("vm aggressor: the aggressor's share of the victim's wait >= 90% on average",
+            sum(share) / max(1, len(share)) >= 0.9, str(share[:5]))
+
+
+def host_aggressor():
+    victim, spinner = Guest("victim"), host_spinner()
+    try:
+        time.sleep(0.5)
+        rounds, _ = top_json(ROUNDS, extra=["--no-daemon"])
+    finally:
+        victim.stop()
+        spinner.kill()
+        spinner.wait()
+    culprits = [(row(o, "victim") or {}).get("culprit") for o in rounds]
+    r.check("host aggressor: named as host processes in >= 19 of 20 rounds",
+            culprits.count("host:other") >= 19, str(culprits))
+    r.check("host aggressor: never named as a VM", not any(c and c.startswith("vm:") for c in culprits),
+            str(culprits))
+    said = sum(1 for o in rounds if "waits behind host processes" in ((row(o, "victim") or {}).get("verdict") or ""))
+    r.check("host aggressor: the verdict says host processes in >= 19 of 20 rounds", said >= 19, str(said))
+
+
+def quiet():
+    victim = Guest("victim")
+    try:
+        time.sleep(0.5)
+        rounds, _ = top_json(ROUNDS, extra=["--no-daemon"])
+    finally:
+        victim.stop()
+    verdicts = [(x["name"], x["verdict"]) for o in rounds for x in o["rows"] if x["verdict"]]
+    r.check("quiet: 20 rounds, the victim in each", len(rounds) == ROUNDS and all(row(o, "victim") for o in rounds))
+    r.check("quiet: no verdict on any line in 20 rounds", not verdicts, str(verdicts[:3]))
+
+
+def daemon():
+    victim, aggressor = Guest("victim"), Guest("batch7")
+    d = Daemon(["--pmu", "perf", "--interval", "0.5"])
+    try:
+        if not r.check("daemon: hwsigd ready", d.ready(60), d.log_text()[-300:]):
+            return
+        env = dict(os.environ, HWSIG_SOCKET=d.socket)
+        p = subprocess.Popen([HWSIGCTL, "top", "-i", "0.5", "-c", "8", "--format", "json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        own = bpf_programs_of(p.pid)
+        out, err = p.communicate(timeout=60)
+        r.check("daemon: top exits 0", p.returncode == 0, err[-300:])
+        r.check("daemon: top loads no BPF program of its own", not own, str(own))
+        rounds = [json.loads(line) for line in out.splitlines() if line.strip()]
+        named = sum(1 for o in rounds if (row(o, "victim") or {}).get("culprit") == "vm:batch7")
+        r.check("daemon: the aggressor named from hwsigd's collectors", named >= len(rounds) - 1 and rounds,
+                f"{named} of {len(rounds)}")
+    finally:
+        d.stop()
+        d.close()
+        victim.stop()
+        aggressor.stop()
+
+
+class Tmux:
+    def __init__(self, cmd):
+        self.sock = f"hwsig-top-{os.getpid()}"
+        subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "30",
+                        "-e", "TERM=xterm", "bash", "--norc", "-c", cmd], check=True)
+
+    def capture(self):
+        return subprocess.run(["tmux", "-L", self.sock, "capture-pane", "-p"], capture_output=True, text=True).stdout
+
+    def keys(self, *keys):
+        subprocess.run(["tmux", "-L", self.sock, "send-keys", *keys], check=True)
+
+    def wait_for(self, text, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.capture()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        return None
+
+    def close(self):
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+def interactive():
+    work = tempfile.mkdtemp(prefix="hwsig-top-")
+    victim, aggressor = Guest("victim"), Guest("batch7")
+    cmd = (f"stty -g > {work}/before; {HWSIGCTL} top --no-daemon -i 0.5; echo \"[exit $?]\"; "
+           f"stty -g > {work}/after; sleep 600")
+    tm = Tmux(cmd)
+    try:
+        screen = tm.wait_for("waits behind vm:batch7")
+        r.check("tmux: the table is on the screen with the victim's verdict", screen is not None, tm.capture())
+        screen = screen or ""
+        lines = screen.splitlines()
+        header = next((l for l in lines if l.startswith("VM ")), "")
+        r.check("tmux: the header marks the sort column (WAIT%v)", "WAIT%v" in header, header)
+        r.check("tmux: the host line first", len(lines) > 2 and lines[lines.index(header) + 1].startswith("host ")
+                if header in lines else False, screen)
+        r.check("tmux: the keys are said at the bottom", "keys: < > sort column  r reverse  q quit" in screen)
+        r.check("tmux: nothing wider than the terminal", all(len(l) <= 160 for l in lines))
+        tm.keys(">")
+        screen = tm.wait_for("RUNQ99v", 5)
+        r.check("tmux: '>' moves the sort to the next column", screen is not None and "sort RUNQ99" in screen,
+                tm.capture())
+        tm.keys("r")
+        screen = tm.wait_for("RUNQ99^", 5)
+        r.check("tmux: 'r' reverses it", screen is not None and "sort RUNQ99 ascending" in screen, tm.capture())
+        tm.keys("<", "<")
+        screen = tm.wait_for("VCPU^", 5) or tm.wait_for("CPUS^", 1)
+        r.check("tmux: '<' moves back", screen is not None and "CPUS^" in screen, tm.capture())
+        tm.keys("q")
+        screen = tm.wait_for("[exit 0]", 10)
+        r.check("tmux: 'q' quits with exit 0", screen is not None, tm.capture())
+        time.sleep(0.5)
+        before = open(f"{work}/before").read() if os.path.exists(f"{work}/before") else "?"
+        after = open(f"{work}/after").read() if os.path.exists(f"{work}/after") else "!"
+        r.check("tmux: the terminal's modes are given back", before == after, f"{before.strip()} / {after.strip()}")
+    finally:
+        tm.close()
+        victim.stop()
+        aggressor.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bad_input():
+    for args, says in ((["--sort", "nope"], "no column 'nope' to sort by"),
+                       (["-i", "0"], "--interval must be between"),
+                       (["-c", "0"], "--count must be at least 1"),
+                       (["--format", "xml"], "--format must be")):
+        p = subprocess.run([HWSIGCTL, "top", *args], capture_output=True, text=True, timeout=30)
+        r.check(f"top {' '.join(args)}: exit 2 and says why", p.returncode == 2 and says in p.stderr, p.stderr)
+
+
+def main():
+    if os.geteuid() != 0:
+        r.check("runs as root (BPF)", False, "not root")
+        return r.finish()
+    if not r.check("tmux is installed (scripts/install-deps all)", shutil.which("tmux")):
+        return r.finish()
+    bad_input()
+    vm_aggressor()
+    host_aggressor()
+    quiet()
+    daemon()
+    interactive()
+    return r.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
