@@ -157,7 +157,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, HWSIG_SCHED_BLAME_CELLS);
-	__uint(map_flags, BPF_F_MMAPABLE); /* read and, for a reused VM index, cleared by userspace */
+	/* read and, for a reused VM index, cleared by userspace */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct hwsig_sched_blame);
 } blame SEC(".maps");
@@ -241,8 +242,8 @@ static __always_inline __u32 class_from(__u32 tgid, __u32 flags, const char *com
 		return HWSIG_CLASS_OTHER;
 	/* vhost-<owner pid>: the 6.1-style worker (6.4+ workers are threads
 	 * of QEMU, found above as their VM). */
-	if (comm[0] == 'v' && comm[1] == 'h' && comm[2] == 'o' && comm[3] == 's' && comm[4] == 't' &&
-	    comm[5] == '-')
+	if (comm[0] == 'v' && comm[1] == 'h' && comm[2] == 'o' && comm[3] == 's' &&
+	    comm[4] == 't' && comm[5] == '-')
 		return HWSIG_CLASS_VHOST;
 	return HWSIG_CLASS_KERNEL;
 }
@@ -276,8 +277,8 @@ static __always_inline struct cpu_holder *this_cpu_holder(void)
  * next_cls, which had waited wait_ns (when has_wait) behind prev_cls;
  * prev left still runnable when involuntary. Used by raw_tp, which sees
  * both tasks' waits and classes at the switch. */
-static __always_inline void blame_switch(__u32 prev_cls, __u32 next_cls, bool involuntary, bool has_wait,
-					 __u64 wait_ns)
+static __always_inline void blame_switch(__u32 prev_cls, __u32 next_cls, bool involuntary,
+					 bool has_wait, __u64 wait_ns)
 {
 	if (involuntary && prev_cls < HWSIG_SCHED_MAX_VMS)
 		add_blame(prev_cls, next_cls, 0, 1);
@@ -326,8 +327,8 @@ static __always_inline __u32 class_cached(struct task_seen *seen, struct task_st
 
 /* At prev's switch-out, with VMs known: see struct cpu_holder. wait_ns is
  * prev's wait that ended when it came on this CPU, when counted. */
-static __always_inline void btf_blame(struct task_seen *seen, struct task_struct *prev, bool counted,
-				      __u64 wait_ns, __u64 involuntary)
+static __always_inline void btf_blame(struct task_seen *seen, struct task_struct *prev,
+				      bool counted, __u64 wait_ns, __u64 involuntary)
 {
 	struct cpu_holder *h = this_cpu_holder();
 	__u32 cls;
@@ -410,7 +411,8 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	if (pcount != seen->pcount + 1 || run_delay < seen->run_delay)
 		index = HWSIG_SCHED_WAIT_SLOTS;
 	if (nr_vms)
-		btf_blame(seen, prev, index < HWSIG_SCHED_WAIT_SLOTS, run_delay - seen->run_delay, involuntary);
+		btf_blame(seen, prev, index < HWSIG_SCHED_WAIT_SLOTS,
+			  run_delay - seen->run_delay, involuntary);
 	seen->run_delay = run_delay;
 	seen->pcount = pcount;
 	seen->nivcsw = nivcsw;
@@ -485,8 +487,9 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct *prev, struct ta
 		return 0;
 	w = bpf_map_lookup_elem(&pid_wait, &next_pid);
 	if (nr_vms)
-		blame_switch(prev_pid ? raw_class(prev) : HWSIG_CLASS_IDLE, raw_class(next), involuntary,
-			     w && w->kind != HWSIG_WAIT_NONE && now >= w->start_ns, w ? now - w->start_ns : 0);
+		blame_switch(prev_pid ? raw_class(prev) : HWSIG_CLASS_IDLE, raw_class(next),
+			     involuntary, w && w->kind != HWSIG_WAIT_NONE && now >= w->start_ns,
+			     w ? now - w->start_ns : 0);
 	switch_in(cpu, nr_selected ? BPF_CORE_READ(next, tgid) : 0, now, w);
 	if (w)
 		bpf_map_delete_elem(&pid_wait, &next_pid);
