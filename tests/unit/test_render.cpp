@@ -76,6 +76,12 @@ TEST_CASE("vm view keeps that VM and the host", "[render]")
 	CHECK(scope_visible("vm:web01", opt));
 	CHECK(scope_visible("system", opt));
 	CHECK_FALSE(scope_visible("vm:db02", opt));
+	// Its sub-scopes (vCPUs, culprits), never another VM's whose name it begins.
+	CHECK(scope_visible("vm:web01/vcpu:3", opt));
+	CHECK(scope_visible("vm:web01/culprit:vm:db02", opt));
+	CHECK_FALSE(scope_visible("vm:web012", opt));
+	CHECK_FALSE(scope_visible("vm:web012/vcpu:0", opt));
+	CHECK_FALSE(scope_visible("vm:db02/culprit:vm:web01", opt));
 	CHECK_FALSE(scope_visible("dev:vda", opt));
 }
 

@@ -7,9 +7,15 @@ namespace hwsig {
 bool scope_visible(const std::string &scope, const RenderOptions &opt)
 {
 	if (!opt.vm.empty()) {
-		// A VM view: that VM's scopes plus the host-wide context; once
-		// it is gone, the host's only (vm_gone says so).
-		return scope == "system" || (opt.vm_gone.empty() && scope == "vm:" + opt.vm);
+		// A VM view: that VM's scopes (its own, its vCPUs' and its
+		// culprits', vm:NAME/...) plus the host-wide context; once it
+		// is gone, the host's only (vm_gone says so).
+		if (scope == "system")
+			return true;
+		if (!opt.vm_gone.empty() || scope.size() < 3 + opt.vm.size() || scope.compare(0, 3, "vm:") != 0 ||
+		    scope.compare(3, opt.vm.size(), opt.vm) != 0)
+			return false;
+		return scope.size() == 3 + opt.vm.size() || scope[3 + opt.vm.size()] == '/';
 	}
 	if (!opt.per_cpu && scope.rfind("cpu:", 0) == 0)
 		return false;
