@@ -164,7 +164,7 @@ static std::vector<MetricDef> build_catalog()
 			 "run-queue wait of a VM's threads blamed on what last held the CPU before they got it "
 			 "(another VM, host work, idle), seconds per second (vm:NAME/culprit:WHO)",
 			 {s::kVmWaitBehindNs}, 1e-9));
-	c.push_back(rate("sched.preempted_by_ps", "preemptions/s", sch, "BPF sched",
+	c.push_back(rate("sched.preempted_by_ps", "switches/s", sch, "BPF sched",
 			 "a VM's threads switched out while runnable, by what took the CPU (vm:NAME/culprit:WHO)",
 			 {s::kVmPreemptedBy}));
 	c.push_back(ratio("sched.cpu_busy_ratio", "ratio", sch, "/proc/stat",

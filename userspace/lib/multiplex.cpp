@@ -2,6 +2,8 @@
 
 #include "hwsig/multiplex.h"
 
+#include <iterator>
+
 namespace hwsig {
 
 std::optional<double> scale_interval(std::uint64_t count, std::uint64_t enabled_ns, std::uint64_t running_ns)
@@ -59,7 +61,7 @@ void ScaledCounters::restart(Key key)
 		it->second.scaled.restart();
 }
 
-void ScaledCounters::add_to(Snapshot &snap, std::string_view via)
+void ScaledCounters::add_to(Snapshot &snap, std::string_view via, bool with_system)
 {
 	struct Sum {
 		CounterPoint point;
@@ -77,8 +79,15 @@ void ScaledCounters::add_to(Snapshot &snap, std::string_view via)
 	for (const auto &[key, s] : scoped)
 		if (s.read)
 			snap.add_counter(key.first, key.second, s.point, via);
-	for (const auto &[series, point] : system)
-		snap.add_counter(series, "system", point, via);
+	if (with_system)
+		for (const auto &[series, point] : system)
+			snap.add_counter(series, "system", point, via);
+}
+
+void ScaledCounters::erase_scope(const std::string &scope)
+{
+	for (auto it = counters_.begin(); it != counters_.end();)
+		it = it->second.scope == scope ? counters_.erase(it) : std::next(it);
 }
 
 void ScaledCounters::clear()

@@ -54,6 +54,10 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	sources.push_back(make_thermal_source());
 	sources.push_back(make_psi_source());
 	add(sources, make_pmu_source({opt.kmod, true}), opt.pmu, opt.pmu_off_reason);
+	// Its metrics are the pmu source's, at vm:NAME: when that one is off
+	// it says so for both.
+	if (opt.pmu)
+		sources.push_back(make_pmu_vm_source());
 #ifdef HWSIG_HAVE_BPF
 	add(sources, make_bpf_sched_source(), opt.bpf && opt.bpf_sched, opt.bpf_off_reason);
 	add(sources, make_bpf_block_source(), opt.bpf && opt.bpf_block, opt.bpf_off_reason);

@@ -75,9 +75,13 @@ public:
 	// down, a counter reset that never happened. What it counted meanwhile
 	// comes with its next read. A scope none of whose counters was read
 	// (cpu:N of an offline CPU) has no point.
-	void add_to(Snapshot &snap, std::string_view via);
+	// with_system false: the scopes only (they are parts of something else
+	// than the host, such as VMs).
+	void add_to(Snapshot &snap, std::string_view via, bool with_system = true);
 	// The counters were reopened: their counts start again.
 	void clear();
+	// Forgets every counter of `scope` (a VM that is gone).
+	void erase_scope(const std::string &scope);
 
 private:
 	struct Counter {

@@ -4,6 +4,7 @@
 // ratios: derive.cpp turns them into cpu.* and mem.imc_* metrics.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "hwsig/kmod.h"
 #include "hwsig/multiplex.h"
 #include "hwsig/pmu_events.h"
+#include "hwsig/pmu_format.h"
 #include "hwsig/source.h"
 
 namespace hwsig {
@@ -23,6 +25,12 @@ struct PmuSourceOptions {
 };
 
 SourcePtr make_pmu_source(PmuSourceOptions opt = {});
+
+// The pmu.vm source: cycles, instructions and LLC counts of each VM's vCPU
+// threads, summed at vm:NAME (no system point: the pmu source has it).
+// events: series -> event to count it with, instead of this host's plan
+// (tests count software events through the same path).
+SourcePtr make_pmu_vm_source(std::map<std::string, PerfEventSpec> events = {});
 
 // The kmod backend's step per snapshot: the newest complete record of every
 // CPU's ring of configuration `generation` (the one series_of_event was
