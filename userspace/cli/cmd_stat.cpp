@@ -36,7 +36,7 @@ struct StatOptions {
 	hwsig::Thresholds thresholds;
 	hwsig::UnavailableSaid said;  // what the table has said about unavailable metrics
 	unsigned compact_lines = 0;
-	bool no_bpf = false, no_kmod = false, no_pmu = false, no_daemon = false;
+	hwsigctl::CollectorSwitches collectors;
 	hwsig::RenderOptions render;
 };
 
@@ -141,12 +141,8 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 		 "show sources, notes and every unavailable scope every interval")
 		("compact", po::bool_switch(&o.compact), "one line per interval, a header every 20 lines")
 		("thresholds", po::value<std::string>(&o.thresholds_file)->value_name("FILE"),
-		 "verdict thresholds file (default /etc/hwsig/thresholds.conf if present)")
-		("no-bpf", po::bool_switch(&o.no_bpf), "do not attach BPF collectors")
-		("no-kmod", po::bool_switch(&o.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
-		("no-pmu", po::bool_switch(&o.no_pmu), "do not program hardware counters at all")
-		("no-daemon", po::bool_switch(&o.no_daemon),
-		 "sample in this process even while hwsigd runs (loads its own collectors)");
+		 "verdict thresholds file (default /etc/hwsig/thresholds.conf if present)");
+	hwsigctl::add_collector_options(visible, o.collectors);
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /proc and /sys (tests)");
 
@@ -254,12 +250,7 @@ static int cmd_stat_run(const std::vector<std::string> &args)
 	if (auto done = parse_stat_options(args, o))
 		return *done;
 
-	FeedOptions feed;
-	feed.sources.root = o.root;
-	feed.sources.bpf = !o.no_bpf;
-	feed.sources.kmod = !o.no_kmod;
-	feed.sources.pmu = !o.no_pmu;
-	feed.use_daemon = !(o.no_daemon || o.no_bpf || o.no_kmod || o.no_pmu);
+	FeedOptions feed = feed_options(o.collectors, o.root);
 	std::unique_ptr<SnapshotFeed> source;
 	try {
 		source = open_feed(feed);

@@ -26,7 +26,8 @@ struct TopOptions {
 	double interval = 1.0;
 	long long count = 0; // 0: until q or Ctrl-C
 	std::string sort = "WAIT%", format = "table", root = "/";
-	bool ascending = false, no_daemon = false, no_kmod = false, no_pmu = false;
+	bool ascending = false;
+	hwsigctl::CollectorSwitches collectors;
 	const hwsig::TopColumn *sort_column = nullptr;
 };
 
@@ -59,11 +60,8 @@ std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOp
 		("count,c", po::value<long long>(&o.count), "stop after this many refreshes")
 		("sort,s", po::value<std::string>(&o.sort)->default_value("WAIT%"), "sort by this column (any case)")
 		("asc", po::bool_switch(&o.ascending), "ascending (default: descending)")
-		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json (one object per line)")
-		("no-kmod", po::bool_switch(&o.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
-		("no-pmu", po::bool_switch(&o.no_pmu), "do not program hardware counters at all")
-		("no-daemon", po::bool_switch(&o.no_daemon),
-		 "sample in this process even while hwsigd runs (loads its own collectors)");
+		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json (one object per line)");
+	hwsigctl::add_collector_options(visible, o.collectors);
 	po::options_description hidden;
 	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /proc and /sys (tests)");
 	po::variables_map vars;
@@ -166,11 +164,7 @@ private:
 
 int run_top(TopOptions &o)
 {
-	hwsigctl::FeedOptions feed;
-	feed.sources.root = o.root;
-	feed.sources.kmod = !o.no_kmod;
-	feed.sources.pmu = !o.no_pmu;
-	feed.use_daemon = !(o.no_daemon || o.no_kmod || o.no_pmu);
+	const hwsigctl::FeedOptions feed = hwsigctl::feed_options(o.collectors, o.root);
 	std::unique_ptr<hwsigctl::SnapshotFeed> source = hwsigctl::open_feed(feed);
 	hwsigctl::SnapshotFeed &sampler = *source;
 	const auto claimed = sampler.claimed_ids();

@@ -5,6 +5,29 @@
 #include "hwsig/daemon_client.h"
 
 namespace hwsigctl {
+
+void add_collector_options(boost::program_options::options_description &d, CollectorSwitches &s)
+{
+	namespace po = boost::program_options;
+	d.add_options()
+		("no-bpf", po::bool_switch(&s.no_bpf), "do not attach BPF collectors")
+		("no-kmod", po::bool_switch(&s.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
+		("no-pmu", po::bool_switch(&s.no_pmu), "do not program hardware counters at all")
+		("no-daemon", po::bool_switch(&s.no_daemon),
+		 "sample in this process even while hwsigd runs (loads its own collectors)");
+}
+
+FeedOptions feed_options(const CollectorSwitches &s, const std::string &root)
+{
+	FeedOptions feed;
+	feed.sources.root = root;
+	feed.sources.bpf = !s.no_bpf;
+	feed.sources.kmod = !s.no_kmod;
+	feed.sources.pmu = !s.no_pmu;
+	feed.use_daemon = !(s.no_daemon || s.no_bpf || s.no_kmod || s.no_pmu);
+	return feed;
+}
+
 namespace {
 
 class LocalFeed : public SnapshotFeed {

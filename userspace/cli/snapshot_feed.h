@@ -3,6 +3,7 @@
 // reconfiguration of hwsig.ko), else a Sampler of its own.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,16 @@ struct FeedOptions {
 	bool use_daemon = true; // false: --no-daemon, or options the daemon cannot honour
 	std::string socket;     // hwsigd's socket (HWSIG_SOCKET overrides the default)
 };
+
+// The collector switches stat and top share: --no-bpf, --no-kmod, --no-pmu,
+// --no-daemon.
+struct CollectorSwitches {
+	bool no_bpf = false, no_kmod = false, no_pmu = false, no_daemon = false;
+};
+void add_collector_options(boost::program_options::options_description &d, CollectorSwitches &s);
+// Where the snapshots come from: hwsigd's collectors unless a switch asks
+// for something the daemon cannot honour.
+FeedOptions feed_options(const CollectorSwitches &s, const std::string &root);
 
 // Throws hwsig::Error when a daemon runs but cannot be read.
 std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o);
