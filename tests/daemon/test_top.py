@@ -9,12 +9,17 @@ spins pinned to one CPU):
   host aggressor  a plain process spinning on the victim's CPU: named as
                   host processes, never as a VM, in at least 19 of 20
   quiet           the victim alone: no verdict on any line in 20 rounds
+  io aggressor    fio run as a VM (its binary named like QEMU, -name
+                  guest=NAME, --thread) reading the victim's disk (a loop
+                  device) while the victim VM reads it too: the aggressor's
+                  share of the disk's requests, from stat's vm:NAME/dev:DISK
+                  rates, within 2% of fio's own count's share
   daemon          with hwsigd running, top reads it (loads no BPF program
                   of its own) and still names the aggressor
   tmux            the interactive view at 160 columns: the table, < > and r
                   move and reverse the sort, q quits with exit 0 and the
                   terminal's modes given back
-Needs root (BPF) and tmux."""
+Needs root (BPF), tmux and fio."""
 import json
 import os
 import shutil
@@ -154,6 +159,94 @@ def quiet():
     r.check("quiet: no verdict on any line in 20 rounds", not verdicts, str(verdicts[:3]))
 
 
+VICTIM_READER = ("import ctypes, mmap, os, random, sys, time\n"
+                 "libc = ctypes.CDLL(None)\n"
+                 "libc.prctl(15, b'qemu-system-x86', 0, 0, 0)\n"
+                 "fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)\n"
+                 "buf = mmap.mmap(-1, 4096)\n"
+                 "size = os.lseek(fd, 0, os.SEEK_END) // 4096\n"
+                 "print('ready', flush=True)\n"
+                 "sys.stdin.readline()\n"
+                 "n = 0\n"
+                 "end = time.monotonic() + float(sys.argv[2])\n"
+                 "while time.monotonic() < end:\n"
+                 "    os.preadv(fd, [buf], random.randrange(size) * 4096)\n"
+                 "    n += 1\n"
+                 "print(n, flush=True)\n"
+                 "sys.stdin.readline()\n")
+
+
+def io_aggressor():
+    work = tempfile.mkdtemp(prefix="hwsig-top-io-")
+    image = os.path.join(work, "disk.img")
+    with open(image, "wb") as f:
+        f.truncate(256 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", image], capture_output=True, text=True).stdout.strip()
+    if not r.check("io aggressor: a loop device", dev.startswith("/dev/loop"), dev):
+        return
+    disk = os.path.basename(dev)
+    qemu_fio = os.path.join(work, "qemu-system-x86_64")
+    os.symlink(shutil.which("fio"), qemu_fio)
+    victim = subprocess.Popen([sys.executable, "-c", VICTIM_READER, dev, "6", "-name", "guest=store"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    stat = fio = None
+    try:
+        victim.stdout.readline()
+        # Both VMs exist before stat's first VM scan; fio starts its I/O
+        # 3 s later, after stat's first interval, and the run covers it.
+        fio = subprocess.Popen([qemu_fio, "-name", "guest=db2", "--thread", f"--filename={dev}",
+                                "--rw=randread", "--bs=4k", "--direct=1", "--ioengine=psync", "--time_based",
+                                "--startdelay=3", "--runtime=6", "--output-format=json"],
+                               stdout=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        # To a file: a pipe nobody reads while fio runs would fill and
+        # stall stat.
+        stat_out = open(os.path.join(work, "stat.json"), "w+")
+        stat = subprocess.Popen([HWSIGCTL, "stat", "--no-daemon", "-i", "0.5", "-d", "12", "--format", "json"],
+                                stdout=stat_out, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        victim.stdin.write("go\n")
+        victim.stdin.flush()
+        fio_out, _ = fio.communicate(timeout=60)
+        victim_ios = int(victim.stdout.readline())
+        _, err = stat.communicate(timeout=60)
+        stat_out.seek(0)
+        out = stat_out.read()
+        stat_out.close()
+    finally:
+        for p in (victim, fio, stat):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        subprocess.run(["losetup", "-d", dev])
+        shutil.rmtree(work, ignore_errors=True)
+    fio_ios = json.loads(fio_out)["jobs"][0]["read"]["total_ios"]
+    counted = {"vm:db2": 0.0, "vm:store": 0.0, "disk": 0.0}
+    for line in out.splitlines():
+        obj = json.loads(line)
+        if obj.get("summary"):
+            continue
+        for m in obj["metrics"]:
+            if m["id"] != "io.iops_read":
+                continue
+            if m["scope"] == f"vm:db2/dev:{disk}":
+                counted["vm:db2"] += m["value"] * obj["interval_s"]
+            elif m["scope"] == f"vm:store/dev:{disk}":
+                counted["vm:store"] += m["value"] * obj["interval_s"]
+            elif m["scope"] == f"dev:{disk}":
+                counted["disk"] += m["value"] * obj["interval_s"]
+    r.check("io aggressor: stat ran", stat.returncode == 0, err[-300:])
+    r.check("io aggressor: the aggressor VM's requests within 2% of fio's count",
+            abs(counted["vm:db2"] - fio_ios) <= 0.02 * fio_ios, f"stat {counted['vm:db2']:.0f}, fio {fio_ios}")
+    r.check("io aggressor: the victim VM's within 2% of its own count",
+            abs(counted["vm:store"] - victim_ios) <= 0.02 * victim_ios,
+            f"stat {counted['vm:store']:.0f}, reader {victim_ios}")
+    truth = fio_ios / (fio_ios + victim_ios)
+    share = counted["vm:db2"] / counted["disk"] if counted["disk"] else -1
+    r.check("io aggressor: its share of the disk's requests within 2% of fio's", abs(share - truth) <= 0.02,
+            f"stat {share:.4f}, fio {truth:.4f} ({fio_ios} + {victim_ios} requests)")
+
+
 def daemon():
     victim, aggressor = Guest("victim"), Guest("batch7")
     d = Daemon(["--pmu", "perf", "--interval", "0.5"])
@@ -258,12 +351,14 @@ def main():
     if os.geteuid() != 0:
         r.check("runs as root (BPF)", False, "not root")
         return r.finish()
-    if not r.check("tmux is installed (scripts/install-deps all)", shutil.which("tmux")):
-        return r.finish()
+    for tool in ("tmux", "fio"):
+        if not r.check(f"{tool} is installed (scripts/install-deps all)", shutil.which(tool)):
+            return r.finish()
     bad_input()
     vm_aggressor()
     host_aggressor()
     quiet()
+    io_aggressor()
     daemon()
     interactive()
     return r.finish()

@@ -125,6 +125,8 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	s.add_counter(series::kVmWaitBehindNs, "vm:web01/culprit:vm:batch7", 2.5e9, "bpf");
 	s.add_counter(series::kVmWaitBehindNs, "vm:web01/culprit:host:kernel", 1e6, "bpf");
 	s.add_counter(series::kVmPreemptedBy, "vm:web01/culprit:vm:batch7", 40, "bpf");
+	s.add_counter(series::kIoReads, "vm:web01", 30, "bpf");
+	s.add_counter(series::kIoReads, "vm:web01/dev:sda", 30, "bpf");
 
 	SECTION("per_cpu off: system, no cpu label")
 	{
@@ -172,6 +174,9 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		CHECK(grep(t, "hwsig_numa_local_node_pages_total") ==
 		      std::vector<std::string>{"hwsig_numa_local_node_pages_total{node=\"0\"} 7"});
 		CHECK(has_line(t, "hwsig_block_reads_total{device=\"sda\"} 42"));
+		// A VM's requests: per VM only, never its per-disk split.
+		CHECK(grep(t, "hwsig_vm_block_reads_total") ==
+		      std::vector<std::string>{"hwsig_vm_block_reads_total{vm=\"web01\"} 30"});
 		CHECK(has_line(t, "hwsig_block_read_bytes_total{device=\"sda\"} 172032"));
 		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
 		      std::vector<std::string>{"hwsig_involuntary_switches_total 9"});

@@ -222,3 +222,35 @@ TEST_CASE("top: one JSON object per interval, null where nothing was measured", 
 	CHECK(j.find("\"verdict\":null") != std::string::npos);
 	CHECK(std::count(j.begin(), j.end(), '\n') == 1);
 }
+
+TEST_CASE("top: a VM's own I/O, and the neighbour that issues most of its disk's requests", "[top]")
+{
+	Interval iv;
+	iv.interval_s = 1;
+	// vdc: 50 requests/s, 10 of them vm:store's, 40 vm:db2's.
+	add(iv, "io.iops_read", "dev:vdc", 45);
+	add(iv, "io.iops_write", "dev:vdc", 5);
+	add(iv, "io.iops_read", "vm:store", 10);
+	add(iv, "io.latency_p99_us", "vm:store", 15000);
+	add(iv, "io.iops_read", "vm:store/dev:vdc", 10);
+	add(iv, "io.iops_read", "vm:db2", 35);
+	add(iv, "io.iops_write", "vm:db2", 5);
+	add(iv, "io.latency_p99_us", "vm:db2", 900);
+	add(iv, "io.iops_read", "vm:db2/dev:vdc", 35);
+	add(iv, "io.iops_write", "vm:db2/dev:vdc", 5);
+	std::vector<Vm> vms = {vm(100, "store", 1), vm(200, "db2", 1)};
+	auto rows = top_rows(iv, vms);
+	const TopRow &store = row(rows, "store");
+	CHECK(*store.iops == Approx(10));
+	CHECK(*store.io_p99_us == Approx(15000));
+	CHECK(store.verdict == "I/O latency p99 15.0 ms with vm:db2 issuing 80.0% of vdc's requests");
+	// db2's own latency is low: no verdict for it.
+	const TopRow &db2 = row(rows, "db2");
+	CHECK(*db2.iops == Approx(40));
+	CHECK(db2.verdict.empty());
+	CHECK(*rows.front().iops == Approx(50)); // the host: the disk's
+	// Below the share: no verdict.
+	TopRules strict;
+	strict.min_io_share = 0.9;
+	CHECK(row(top_rows(iv, vms, strict), "store").verdict.empty());
+}

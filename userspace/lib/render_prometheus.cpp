@@ -525,7 +525,9 @@ ScopeLabels scope_labels(std::string_view scope, const std::vector<Vm> *vms)
 		constexpr std::string_view vcpu = "/vcpu:";
 		auto slash = v.rfind(vcpu);
 		auto culprit = v.find(series::kCulpritSep);
-		if (culprit != std::string_view::npos)
+		if (v.find("/dev:") != std::string_view::npos)
+			out = {}; // a VM's requests per disk: stat and JSON only (prometheus.rst)
+		else if (culprit != std::string_view::npos)
 			out = {ScopeKind::VmCulprit,
 			       {{"vm", std::string(v.substr(0, culprit))},
 				{"culprit", std::string(v.substr(culprit + series::kCulpritSep.size()))}}};

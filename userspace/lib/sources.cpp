@@ -61,6 +61,10 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 #ifdef HWSIG_HAVE_BPF
 	add(sources, make_bpf_sched_source(), opt.bpf && opt.bpf_sched, opt.bpf_off_reason);
 	add(sources, make_bpf_block_source(), opt.bpf && opt.bpf_block, opt.bpf_off_reason);
+	// Its metrics are bpf.block's, at vm:NAME: when that one is off it
+	// says so for both.
+	if (opt.bpf && opt.bpf_block)
+		sources.push_back(make_bpf_vmio_source());
 	add(sources, make_bpf_vhost_source(), opt.bpf && opt.bpf_vhost, opt.bpf_off_reason);
 #endif
 	return sources;

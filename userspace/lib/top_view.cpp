@@ -103,13 +103,58 @@ std::string percent(double ratio)
 	return sig3(ratio * 100) + "%";
 }
 
-void judge(TopRow &r, const TopRules &rules)
+// Of the disks `vm` issued requests to, the one where another VM issued the
+// largest share of the disk's requests: "(vm:OTHER, disk, share)".
+struct IoNeighbour {
+	std::string vm, disk;
+	double share = 0;
+};
+
+std::optional<IoNeighbour> io_neighbour(const Interval &iv, const std::string &scope)
+{
+	// (disk -> requests/s) of the disk, and per VM scope.
+	std::map<std::string, double> disk_total;
+	std::map<std::string, std::map<std::string, double>> by_vm; // disk -> vm scope -> req/s
+	for (const Metric &m : iv.metrics) {
+		if ((m.id != "io.iops_read" && m.id != "io.iops_write") || !std::isfinite(m.value))
+			continue;
+		if (starts_with(m.scope, "dev:")) {
+			disk_total[m.scope.substr(4)] += m.value;
+			continue;
+		}
+		auto dev = m.scope.find("/dev:");
+		if (starts_with(m.scope, "vm:") && dev != std::string::npos)
+			by_vm[m.scope.substr(dev + 5)][m.scope.substr(0, dev)] += m.value;
+	}
+	std::optional<IoNeighbour> best;
+	for (const auto &[disk, vms] : by_vm) {
+		if (!vms.count(scope) || !(disk_total[disk] > 0))
+			continue;
+		for (const auto &[other, rate] : vms) {
+			double share = rate / disk_total[disk];
+			if (other != scope && (!best || share > best->share))
+				best = IoNeighbour{other, disk, share};
+		}
+	}
+	return best;
+}
+
+void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRules &rules)
 {
 	if (r.vcpu_wait && *r.vcpu_wait >= rules.min_vcpu_wait && r.culprit_share &&
 	    *r.culprit_share >= rules.min_share) {
 		r.verdict = "waits behind " + culprit_text(r.culprit) + " (" + percent(*r.culprit_share) +
 			    " of its wait; vCPUs wait " + percent(*r.vcpu_wait) + ")";
 		return;
+	}
+	if (r.io_p99_us && *r.io_p99_us >= rules.min_io_p99_us) {
+		auto n = io_neighbour(iv, scope);
+		if (n && n->share >= rules.min_io_share) {
+			HumanValue p99 = human_time_us(*r.io_p99_us);
+			r.verdict = "I/O latency p99 " + p99.number + " " + p99.unit + " with " + n->vm + " issuing " +
+				    percent(n->share) + " of " + n->disk + "'s requests";
+			return;
+		}
 	}
 	if (r.vhost_stalls_ps && *r.vhost_stalls_ps >= 1)
 		r.verdict = "RX ring stalls: the guest posts too few receive buffers";
@@ -130,8 +175,12 @@ TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules 
 	r.vhost_stalls_ps = v.get("vhost.ring_stalls_ps", scope);
 	r.ipc = v.get("cpu.ipc", scope);
 	r.llc_mpki = v.get("cpu.llc_mpki", scope);
+	auto reads = v.get("io.iops_read", scope), writes = v.get("io.iops_write", scope);
+	if (reads || writes)
+		r.iops = reads.value_or(0) + writes.value_or(0);
+	r.io_p99_us = v.get("io.latency_p99_us", scope);
 	find_culprit(iv, scope, r);
-	judge(r, rules);
+	judge(iv, scope, r, rules);
 	return r;
 }
 

@@ -17,6 +17,10 @@ SourcePtr make_bpf_sched_source(std::vector<int> pids);
 // Series bpf.io_* at dev:NAME (the seek histogram in full log2 sector
 // slots; io.pattern_entropy folds it in derive).
 SourcePtr make_bpf_block_source();
+// Block requests per VM, by the QEMU process that submitted them
+// (bpf/vmio.bpf.c): io.* series at vm:NAME and vm:NAME/dev:NAME. Loads its
+// programs only once a VM is listed.
+SourcePtr make_bpf_vmio_source();
 
 // Series bpf.vhost_* at vq:<pid>:<index>:<rx|tx>, vm:NAME and system
 // (hwsig/vhost.h, Documentation/vhost.rst). Attaches only once vhost_net is

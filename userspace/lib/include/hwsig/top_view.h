@@ -24,8 +24,8 @@ struct TopRow {
 	std::string culprit;                   // top culprit of the VM's waits (not idle), "" if none
 	std::optional<double> culprit_share;   // its share of all the VM's run-queue wait
 	std::optional<double> preempt_ps;      // sched.involuntary_ctxsw_ps
-	std::optional<double> iops;            // host: all disks; VMs: not measured per VM yet
-	std::optional<double> io_p99_us;       // host: the worst disk's p99
+	std::optional<double> iops;            // reads + writes per second: host: all disks; VM: its own
+	std::optional<double> io_p99_us;       // host: the worst disk's p99; VM: of its own requests
 	std::optional<double> vhost_depth_p99; // vhost.queue_depth_p99
 	std::optional<double> vhost_stalls_ps; // vhost.ring_stalls_ps
 	std::optional<double> ipc;             // cpu.ipc
@@ -37,6 +37,8 @@ struct TopRow {
 struct TopRules {
 	double min_vcpu_wait = 0.05; // its vCPUs waited at least this share of their time
 	double min_share = 0.50;     // and one culprit holds at least this share of the waits
+	double min_io_p99_us = 10000; // its I/O p99 at least this (10 ms)
+	double min_io_share = 0.50;   // and another VM issued at least this share of that disk's requests
 };
 
 // A column of the table: its header (also the --sort key, case-insensitive)
