@@ -65,6 +65,7 @@ int main()
 #include "hwsig/error.h"
 #include "hwsig/fd.h"
 #include "sched_collector.h"
+#include "vmio_collector.h"
 #include "skeleton.h"
 
 #include <bpf/bpf.h>
@@ -788,8 +789,18 @@ int main(int argc, char **argv)
 				 return hold(std::optional<hwsig::BlockCollector>(std::in_place, hwsig::BpfAttach::TpBtf,
 										  false, hwsig::BlockTiming::IssueProgram));
 			 }},
+			// The per-VM attribution alone, this process watched as a VM:
+			// what each request costs on top of hwsig_tp_btf on a host
+			// with VMs (a bio tag and a completion lookup).
+			{"hwsig_vmio", "vmio_",
+			 [] {
+				 std::optional<hwsig::VmIoCollector> v(std::in_place);
+				 v->watch_vm(getpid());
+				 return hold(std::move(v));
+			 }},
 		};
-		std::vector<std::string> block_reported = {"hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_issue_program"};
+		std::vector<std::string> block_reported = {"hwsig_tp_btf", "hwsig_raw_tp", "hwsig_tp_btf_issue_program",
+							   "hwsig_vmio"};
 		auto biolatency = reference_mode("biolatency", kBiolatency);
 		if (biolatency) {
 			block_modes.push_back(*biolatency);
@@ -799,8 +810,10 @@ int main(int argc, char **argv)
 		std::printf("# block: O_DIRECT 4 KiB random reads of %s, %zu reads x %d repetitions (median cost)\n",
 			    loop.path().c_str(), offsets.size(), reps);
 		report("bpf_block", "io", block, block_reported);
-		if (biolatency)
+		if (biolatency) {
 			report_ratio("bpf_block", block, "hwsig_tp_btf", "biolatency", "biolatency");
+			report_ratio("bpf_block", block, "hwsig_vmio", "biolatency", "biolatency");
+		}
 		else
 			std::printf("bpf_block.biolatency: not installed (apt install libbpf-tools)\n");
 		in_program("bpf_block", "io", block_modes, reps, [&] {
