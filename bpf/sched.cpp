@@ -18,6 +18,7 @@
 #include "sched.skel.h"
 #include "skeleton.h"
 #include "trace_helpers.h"
+#include "vm_index.h"
 
 namespace hwsig {
 
@@ -101,8 +102,8 @@ struct SchedCollector::Impl {
 	int ncpu;
 	std::map<int, __u32> index_of; // tgid -> proc_stats index
 	std::vector<bool> used = std::vector<bool>(HWSIG_SCHED_MAX_PROCS, false);
-	std::map<int, __u32> vm_index_of; // tgid -> class (row and column of blame)
-	std::vector<int> vm_at = std::vector<int>(HWSIG_SCHED_MAX_VMS, 0); // class -> tgid, 0: free
+	// VM tgid -> its class: its row and column of blame.
+	bpf_detail::VmIndexMap vms{"BPF sched", HWSIG_SCHED_MAX_VMS};
 	Mapping blame_table;
 
 	hwsig_sched_blame *cells() const { return static_cast<hwsig_sched_blame *>(blame_table.data()); }
@@ -138,7 +139,7 @@ struct SchedCollector::Impl {
 	void vms_changed()
 	{
 		hwsig_sched_bpf *s = skel.get();
-		s->bss->nr_vms = static_cast<__u32>(vm_index_of.size());
+		s->bss->nr_vms = static_cast<__u32>(vms.size());
 		__atomic_store_n(&s->data->vm_gen, s->data->vm_gen + 2, __ATOMIC_RELEASE);
 	}
 
@@ -238,49 +239,31 @@ namespace hwsig {
 
 bool SchedCollector::watch_vm(int tgid)
 {
-	if (impl_->vm_index_of.count(tgid))
-		return true;
-	auto free_index = std::find(impl_->vm_at.begin(), impl_->vm_at.end(), 0);
-	if (free_index == impl_->vm_at.end())
-		return false;
-	__u32 cls = static_cast<__u32>(free_index - impl_->vm_at.begin());
-	impl_->clear_vm_index(cls);
-	__u32 key = static_cast<__u32>(tgid);
-	if (bpf_map__update_elem(impl_->skel->maps.vm_of, &key, sizeof key, &cls, sizeof cls, BPF_ANY))
-		throw_errno("BPF sched: watching VM process " + std::to_string(tgid));
-	*free_index = tgid;
-	impl_->vm_index_of[tgid] = cls;
-	impl_->vms_changed();
-	return true;
+	const bool known = impl_->vms.find(tgid).has_value();
+	auto index = impl_->vms.watch(impl_->skel->maps.vm_of, tgid, [&](__u32 cls) { impl_->clear_vm_index(cls); });
+	if (index && !known)
+		impl_->vms_changed();
+	return index.has_value();
 }
 
 void SchedCollector::unwatch_vm(int tgid)
 {
-	auto it = impl_->vm_index_of.find(tgid);
-	if (it == impl_->vm_index_of.end())
-		return;
-	__u32 key = static_cast<__u32>(tgid);
-	bpf_map__delete_elem(impl_->skel->maps.vm_of, &key, sizeof key, 0);
-	impl_->vm_at[it->second] = 0;
-	impl_->vm_index_of.erase(it);
-	impl_->vms_changed();
+	if (impl_->vms.unwatch(impl_->skel->maps.vm_of, tgid))
+		impl_->vms_changed();
 }
 
 std::vector<int> SchedCollector::watched_vms() const
 {
-	std::vector<int> out;
-	for (const auto &[tgid, cls] : impl_->vm_index_of)
-		out.push_back(tgid);
-	return out;
+	return impl_->vms.tgids();
 }
 
 std::vector<Blame> SchedCollector::blame(int victim_tgid) const
 {
 	std::vector<Blame> out;
-	auto it = impl_->vm_index_of.find(victim_tgid);
-	if (it == impl_->vm_index_of.end())
+	auto victim = impl_->vms.find(victim_tgid);
+	if (!victim)
 		return out;
-	const hwsig_sched_blame *row = impl_->cells() + it->second * HWSIG_SCHED_CLASSES;
+	const hwsig_sched_blame *row = impl_->cells() + *victim * HWSIG_SCHED_CLASSES;
 	for (__u32 cls = 0; cls < HWSIG_SCHED_CLASSES; ++cls) {
 		Blame b;
 		b.wait_ns = __atomic_load_n(&row[cls].wait_ns, __ATOMIC_RELAXED);
@@ -295,7 +278,7 @@ std::vector<Blame> SchedCollector::blame(int victim_tgid) const
 		case HWSIG_CLASS_OTHER: b.culprit = Culprit::Other; break;
 		default:
 			b.culprit = Culprit::Vm;
-			b.culprit_tgid = impl_->vm_at[cls];
+			b.culprit_tgid = impl_->vms.tgid_at(cls);
 			if (!b.culprit_tgid)
 				continue; // a VM gone since: its index is cleared at reuse
 		}

@@ -14,6 +14,7 @@
 #include "hwsig_vmio.h"
 #include "skeleton.h"
 #include "trace_helpers.h"
+#include "vm_index.h"
 #include "vmio.skel.h"
 
 namespace hwsig {
@@ -33,10 +34,10 @@ const SkeletonOps<hwsig_vmio_bpf> kVmIoOps = {
 struct VmIoCollector::Impl {
 	Skeleton<hwsig_vmio_bpf> skel;
 	int ncpu = 0;
-	std::map<int, __u32> index_of;                                   // tgid -> VM index
-	std::vector<int> tgid_at = std::vector<int>(HWSIG_VMIO_MAX_VMS, 0); // 0: free
+	bpf_detail::VmIndexMap vms{"BPF vmio", HWSIG_VMIO_MAX_VMS};
 
-	void vms_changed() { skel->bss->nr_vms = static_cast<__u32>(index_of.size()); }
+	void vms_changed() { skel->bss->nr_vms = static_cast<__u32>(vms.size()); }
+	void clear_vm_index(__u32 index);
 };
 
 VmIoCollector::VmIoCollector()
@@ -55,18 +56,12 @@ VmIoCollector::~VmIoCollector() = default;
 VmIoCollector::VmIoCollector(VmIoCollector &&) noexcept = default;
 VmIoCollector &VmIoCollector::operator=(VmIoCollector &&) noexcept = default;
 
-bool VmIoCollector::watch_vm(int tgid)
+// The index may hold a previous VM's counts: start from zero, its
+// per-disk pairs included.
+void VmIoCollector::Impl::clear_vm_index(__u32 index)
 {
-	if (impl_->index_of.count(tgid))
-		return true;
-	auto free_index = std::find(impl_->tgid_at.begin(), impl_->tgid_at.end(), 0);
-	if (free_index == impl_->tgid_at.end())
-		return false;
-	__u32 index = static_cast<__u32>(free_index - impl_->tgid_at.begin());
-	hwsig_vmio_bpf *s = impl_->skel.get();
-	// The index may hold a previous VM's counts: start from zero, its
-	// per-disk pairs included.
-	std::vector<hwsig_vmio_stats> zero(static_cast<std::size_t>(impl_->ncpu));
+	hwsig_vmio_bpf *s = skel.get();
+	std::vector<hwsig_vmio_stats> zero(static_cast<std::size_t>(ncpu));
 	if (bpf_map__update_elem(s->maps.vm_io, &index, sizeof index, zero.data(), zero.size() * sizeof zero[0],
 				 BPF_ANY))
 		throw_errno("BPF vmio: clearing a VM's counts");
@@ -79,42 +74,35 @@ bool VmIoCollector::watch_vm(int tgid)
 	}
 	for (auto &k : stale)
 		bpf_map__delete_elem(s->maps.vm_dev_io, &k, sizeof k, 0);
-	__u32 t = static_cast<__u32>(tgid);
-	if (bpf_map__update_elem(s->maps.vm_of, &t, sizeof t, &index, sizeof index, BPF_ANY))
-		throw_errno("BPF vmio: watching VM process " + std::to_string(tgid));
-	*free_index = tgid;
-	impl_->index_of[tgid] = index;
-	impl_->vms_changed();
-	return true;
+}
+
+bool VmIoCollector::watch_vm(int tgid)
+{
+	const bool known = impl_->vms.find(tgid).has_value();
+	auto index = impl_->vms.watch(impl_->skel->maps.vm_of, tgid, [&](__u32 i) { impl_->clear_vm_index(i); });
+	if (index && !known)
+		impl_->vms_changed();
+	return index.has_value();
 }
 
 void VmIoCollector::unwatch_vm(int tgid)
 {
-	auto it = impl_->index_of.find(tgid);
-	if (it == impl_->index_of.end())
-		return;
-	__u32 t = static_cast<__u32>(tgid);
-	bpf_map__delete_elem(impl_->skel->maps.vm_of, &t, sizeof t, 0);
-	impl_->tgid_at[it->second] = 0;
-	impl_->index_of.erase(it);
-	impl_->vms_changed();
+	if (impl_->vms.unwatch(impl_->skel->maps.vm_of, tgid))
+		impl_->vms_changed();
 }
 
 std::vector<int> VmIoCollector::watched_vms() const
 {
-	std::vector<int> out;
-	for (const auto &[tgid, index] : impl_->index_of)
-		out.push_back(tgid);
-	return out;
+	return impl_->vms.tgids();
 }
 
 std::optional<VmIoCounts> VmIoCollector::counts(int tgid) const
 {
-	auto it = impl_->index_of.find(tgid);
-	if (it == impl_->index_of.end())
+	auto found = impl_->vms.find(tgid);
+	if (!found)
 		return std::nullopt;
 	hwsig_vmio_bpf *s = impl_->skel.get();
-	const __u32 index = it->second;
+	const __u32 index = *found;
 	std::vector<hwsig_vmio_stats> per_cpu(static_cast<std::size_t>(impl_->ncpu));
 	if (bpf_map__lookup_elem(s->maps.vm_io, &index, sizeof index, per_cpu.data(),
 				 per_cpu.size() * sizeof per_cpu[0], 0))
