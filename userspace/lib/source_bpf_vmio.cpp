@@ -69,7 +69,11 @@ public:
 				continue;
 			}
 			auto c = collector_->counts(tgid);
-			if (!c)
+			// A VM is reported from its first request on, as in
+			// bpf.sched: a short-lived process that merely looks like
+			// QEMU never shows up as a VM with zero I/O (derive takes
+			// that first interval from zero).
+			if (!c || !(c->reads || c->writes || c->read_bytes || c->write_bytes))
 				continue;
 			snap.add_counter(series::kIoReads, scope, static_cast<double>(c->reads), kSource);
 			snap.add_counter(series::kIoWrites, scope, static_cast<double>(c->writes), kSource);
