@@ -567,3 +567,32 @@ TEST_CASE("prometheus: per-VM PMU counts and their enabled and running times", "
 				       "hwsig_pmu_running_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 1"});
 	CHECK(t.find("0.125") == std::string::npos); // pid:N is not exported
 }
+
+TEST_CASE("prometheus: resctrl per VM and host-wide", "[render_prometheus][resctrl]")
+{
+	Snapshot s;
+	s.add_gauge(series::kResctrlLlcOccupancy, "system", 20971520, "resctrl");
+	s.add_gauge(series::kResctrlLlcOccupancy, "vm:web01", 4194304, "resctrl");
+	s.add_counter(series::kResctrlMbmTotalBytes, "system", 1500000000, "resctrl");
+	s.add_counter(series::kResctrlMbmTotalBytes, "vm:web01", 100000000, "resctrl");
+	s.add_counter(series::kResctrlMbmLocalBytes, "system", 1250000000, "resctrl");
+	s.add_counter(series::kResctrlMbmLocalBytes, "vm:web01", 60000000, "resctrl");
+	std::vector<Vm> vms(1);
+	vms[0].pid = 4242;
+	vms[0].name = "web01";
+	std::string t = render(s, false, &vms);
+	check_structure(t);
+	CHECK(grep(t, "hwsig_llc_occupancy_bytes") == std::vector<std::string>{"hwsig_llc_occupancy_bytes 20971520"});
+	CHECK(grep(t, "hwsig_vm_llc_occupancy_bytes") ==
+	      std::vector<std::string>{"hwsig_vm_llc_occupancy_bytes{vm=\"web01\"} 4194304"});
+	CHECK(grep(t, "hwsig_mbm_total_bytes_total") ==
+	      std::vector<std::string>{"hwsig_mbm_total_bytes_total 1500000000"});
+	CHECK(grep(t, "hwsig_vm_mbm_total_bytes_total") ==
+	      std::vector<std::string>{"hwsig_vm_mbm_total_bytes_total{vm=\"web01\"} 100000000"});
+	CHECK(grep(t, "hwsig_mbm_local_bytes_total") ==
+	      std::vector<std::string>{"hwsig_mbm_local_bytes_total 1250000000"});
+	CHECK(grep(t, "hwsig_vm_mbm_local_bytes_total") ==
+	      std::vector<std::string>{"hwsig_vm_mbm_local_bytes_total{vm=\"web01\"} 60000000"});
+	CHECK(has_line(t, "# TYPE hwsig_vm_mbm_local_bytes_total counter"));
+	CHECK(has_line(t, "# TYPE hwsig_llc_occupancy_bytes gauge"));
+}

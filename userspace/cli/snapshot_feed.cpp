@@ -1,5 +1,6 @@
 #include "snapshot_feed.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "hwsig/daemon_client.h"
@@ -14,7 +15,10 @@ void add_collector_options(boost::program_options::options_description &d, Colle
 		("no-kmod", po::bool_switch(&s.no_kmod), "do not use /dev/hwsig (use perf_event_open)")
 		("no-pmu", po::bool_switch(&s.no_pmu), "do not program hardware counters at all")
 		("no-daemon", po::bool_switch(&s.no_daemon),
-		 "sample in this process even while hwsigd runs (loads its own collectors)");
+		 "sample in this process even while hwsigd runs (loads its own collectors)")
+		("resctrl", po::bool_switch(&s.resctrl),
+		 "LLC occupancy and memory bandwidth per VM from resctrl: makes a monitoring group per VM "
+		 "in /sys/fs/resctrl, removed at exit (needs root)");
 }
 
 FeedOptions feed_options(const CollectorSwitches &s, const std::string &root)
@@ -24,6 +28,8 @@ FeedOptions feed_options(const CollectorSwitches &s, const std::string &root)
 	feed.sources.bpf = !s.no_bpf;
 	feed.sources.kmod = !s.no_kmod;
 	feed.sources.pmu = !s.no_pmu;
+	feed.sources.resctrl = s.resctrl;
+	feed.wants_resctrl = s.resctrl;
 	feed.use_daemon = !(s.no_daemon || s.no_bpf || s.no_kmod || s.no_pmu);
 	return feed;
 }
@@ -62,6 +68,19 @@ public:
 	const std::vector<hwsig::Vm> &vms() const override { return last_.vms; }
 	std::vector<std::string> claimed_ids() const override { return last_.claimed_ids; }
 	std::string origin() const override { return "hwsigd (pid " + std::to_string(pid_) + ")"; }
+	// Whether the daemon's resctrl source is on: it claims the ids and
+	// does not say it is off.
+	bool has_resctrl() const
+	{
+		const auto &ids = last_.claimed_ids;
+		if (std::find(ids.begin(), ids.end(), hwsig::kResctrlProbeId) == ids.end())
+			return false;
+		for (const auto &note : last_.snapshot.unavailable())
+			if (note.id == hwsig::kResctrlProbeId && note.scope == "system" &&
+			    note.reason.rfind(hwsig::kResctrlOffPrefix, 0) == 0)
+				return false;
+		return true;
+	}
 
 private:
 	std::unique_ptr<hwsig::DaemonClient> client_;
@@ -82,8 +101,13 @@ std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o)
 {
 	if (o.use_daemon && o.sources.root == "/") {
 		if (auto client = hwsig::DaemonClient::connect_if_running(o.socket.empty() ? daemon_socket_path()
-											  : o.socket))
-			return std::make_unique<DaemonFeed>(std::move(client));
+											  : o.socket)) {
+			auto feed = std::make_unique<DaemonFeed>(std::move(client));
+			// A daemon without resctrl cannot honour --resctrl, as
+			// for the --no-* switches: this process samples.
+			if (!o.wants_resctrl || feed->has_resctrl())
+				return feed;
+		}
 	}
 	return std::make_unique<LocalFeed>(o.sources);
 }

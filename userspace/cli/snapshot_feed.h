@@ -25,13 +25,17 @@ public:
 struct FeedOptions {
 	hwsig::SourceOptions sources;
 	bool use_daemon = true; // false: --no-daemon, or options the daemon cannot honour
+	// --resctrl: the daemon serves only when its own resctrl is on
+	// (hwsigd's resctrl = true), else this process samples.
+	bool wants_resctrl = false;
 	std::string socket;     // hwsigd's socket (HWSIG_SOCKET overrides the default)
 };
 
 // The collector switches stat and top share: --no-bpf, --no-kmod, --no-pmu,
-// --no-daemon.
+// --no-daemon, --resctrl.
 struct CollectorSwitches {
 	bool no_bpf = false, no_kmod = false, no_pmu = false, no_daemon = false;
+	bool resctrl = false;
 };
 void add_collector_options(boost::program_options::options_description &d, CollectorSwitches &s);
 // Where the snapshots come from: hwsigd's collectors unless a switch asks

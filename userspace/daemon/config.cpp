@@ -54,6 +54,8 @@ void add_keys(po::options_description &d, Config &c, std::string &bpf_list)
 		 "hardware counters: kmod (falls back to perf) | perf | off")
 		("bpf", po::value<std::string>(&bpf_list)->default_value("sched,block,vhost"),
 		 "BPF collector sets: any of sched,block,vhost, or none")
+		("resctrl", po::value<bool>(&c.resctrl)->default_value(c.resctrl),
+		 "LLC occupancy and memory bandwidth per VM from a resctrl monitoring group each (true | false)")
 		("history", po::value<unsigned>(&c.history)->default_value(c.history),
 		 "intervals kept in memory (2 .. 86400)")
 		("socket", po::value<std::string>(&c.socket)->default_value(c.socket),

@@ -17,6 +17,7 @@ struct Config {
 	bool per_cpu = false;                   // cpu="N" series in /metrics
 	std::string pmu = "kmod";               // kmod (perf fallback) | perf | off
 	std::vector<std::string> bpf = {"sched", "block", "vhost"}; // or {"none"}
+	bool resctrl = false;                   // resctrl monitoring groups per VM (opt-in)
 	unsigned history = 900;                 // intervals kept in memory (15 min at 1 s)
 	std::string socket = "/run/hwsig/hwsigd.sock"; // hwsigctl's local socket
 	std::string socket_group = "hwsig";     // may read the socket without root

@@ -67,6 +67,9 @@ hwsig::SourceOptions source_options(const Config &cfg)
 	o.bpf_vhost = has("vhost");
 	o.pmu_off_reason = "hardware counters disabled (hwsigd: pmu = off)";
 	o.bpf_off_reason = "BPF collector set disabled (hwsigd: bpf = ...)";
+	o.resctrl = cfg.resctrl;
+	o.resctrl_off_reason = std::string(hwsig::kResctrlOffPrefix) +
+			       " (opt-in: hwsigd's resctrl = true; it makes a monitoring group per VM)";
 	return o;
 }
 
@@ -435,6 +438,7 @@ void Service::reload()
 		later("socket-group", fresh.socket_group != cfg_.socket_group);
 		later("pmu", fresh.pmu != cfg_.pmu);
 		later("bpf", fresh.bpf != cfg_.bpf);
+		later("resctrl", fresh.resctrl != cfg_.resctrl);
 		later("dump-dir", fresh.dump_dir != cfg_.dump_dir);
 		later("dump-keep", fresh.dump_keep != cfg_.dump_keep);
 		later("dump-max-mb", fresh.dump_max_mb != cfg_.dump_max_mb);

@@ -103,6 +103,16 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(ratio("mem.thp_fallback_ratio", "ratio", mem, "/proc/vmstat",
 			  "THP faults that fell back to small pages / all THP fault attempts",
 			  {s::kThpFaultFallback}, {s::kThpFaultAlloc, s::kThpFaultFallback}));
+	// resctrl monitoring (opt-in, Documentation/resctrl.rst)
+	c.push_back(gauge("mem.llc_occupancy_bytes", "B", mem, "resctrl",
+			  "last-level cache held by a VM's threads (its monitoring group), or by the default "
+			  "group at system", s::kResctrlLlcOccupancy));
+	c.push_back(rate("mem.mbm_total_bps", "B/s", mem, "resctrl",
+			 "memory bandwidth of a VM's threads, local and remote node (MBM total bytes/s)",
+			 {s::kResctrlMbmTotalBytes}, 1.0));
+	c.push_back(rate("mem.mbm_local_bps", "B/s", mem, "resctrl",
+			 "memory bandwidth of a VM's threads to their own node's memory (MBM local bytes/s)",
+			 {s::kResctrlMbmLocalBytes}, 1.0));
 	// I/O: BPF block
 	c.push_back(rate("io.iops_read", "req/s", io, "BPF block", "completed read requests/s",
 			 {s::kIoReads}));

@@ -74,6 +74,15 @@ const std::vector<Spec> &specs()
 		 "HugeTLB pages in use or reserved by a mapping / nr_hugepages (surplus included), per page size."},
 		{kThpAnonBytes, Type::Gauge, "thp_anon_bytes", 1, 1,
 		 "Anonymous memory mapped with transparent huge pages (/proc/meminfo AnonHugePages)."},
+		{kResctrlLlcOccupancy, Type::Gauge, "llc_occupancy_bytes", 1, 1,
+		 "Last-level cache held by the tasks of a resctrl monitoring group, summed over the L3 domains "
+		 "(resctrl llc_occupancy; host: the default group)."},
+		{kResctrlMbmTotalBytes, Type::Counter, "mbm_total_bytes_total", 1, 1,
+		 "Memory bandwidth bytes of a resctrl monitoring group's tasks, any node, summed over the L3 "
+		 "domains (resctrl mbm_total_bytes; host: the default group)."},
+		{kResctrlMbmLocalBytes, Type::Counter, "mbm_local_bytes_total", 1, 1,
+		 "Memory bandwidth bytes of a resctrl monitoring group's tasks to their own node, summed over "
+		 "the L3 domains (resctrl mbm_local_bytes; host: the default group)."},
 		{kThermalHeadroom, Type::Gauge, "thermal_headroom_celsius", 1, 1,
 		 "Throttle point minus current temperature of a thermal zone or hwmon sensor."},
 		{kPsiCpuSome, Type::Gauge, "pressure_cpu_some_avg10_ratio", 1, 100,

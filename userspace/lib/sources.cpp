@@ -1,6 +1,7 @@
 // The list of every source this build has. Each source lives in its own
 // file; this is the one place that knows them all.
 #include "hwsig/procfs.h"
+#include "hwsig/resctrl.h"
 #include "hwsig/sampler.h"
 #include "hwsig/source_pmu.h"
 #include "hwsig/thermal.h"
@@ -58,6 +59,7 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	// it says so for both.
 	if (opt.pmu)
 		sources.push_back(make_pmu_vm_source());
+	add(sources, make_resctrl_source(), opt.resctrl, opt.resctrl_off_reason);
 #ifdef HWSIG_HAVE_BPF
 	add(sources, make_bpf_sched_source(), opt.bpf && opt.bpf_sched, opt.bpf_off_reason);
 	add(sources, make_bpf_block_source(), opt.bpf && opt.bpf_block, opt.bpf_off_reason);

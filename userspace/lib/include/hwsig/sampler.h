@@ -51,7 +51,18 @@ struct SourceOptions {
 	std::string pmu_off_reason = "hardware counters disabled (--no-pmu)";
 	std::string bpf_off_reason = "BPF collectors disabled (--no-bpf)";
 	bool kmod = true; // for pmu: use /dev/hwsig when present, else perf_event_open
+	// resctrl monitoring groups per VM (Documentation/resctrl.rst). Off by
+	// default: it changes the kernel's state (one RMID per VM).
+	bool resctrl = false;
+	// Starts with kResctrlOffPrefix.
+	std::string resctrl_off_reason = "resctrl monitoring is off (opt-in: hwsigctl --resctrl, hwsigd "
+					 "resctrl = true; it makes a monitoring group per VM)";
 };
+
+// How hwsigctl tells a daemon sampling without resctrl: its note for this
+// id at system starts with this.
+inline constexpr const char *kResctrlProbeId = "mem.llc_occupancy_bytes";
+inline constexpr const char *kResctrlOffPrefix = "resctrl monitoring is off";
 
 // Every source this build has, in catalog order of layers.
 std::vector<SourcePtr> default_sources(const SourceOptions &opt);

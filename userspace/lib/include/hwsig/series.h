@@ -26,6 +26,11 @@ inline constexpr const char *kThpFaultFallback = "vmstat.thp_fault_fallback";
 // Gauges. Hugepages: scope hugepages:<size>kB (and node:N when per node).
 inline constexpr const char *kHugepageUtilization = "meminfo.hugepage_utilization";
 inline constexpr const char *kThpAnonBytes = "meminfo.thp_anon_bytes";
+// resctrl monitoring (RDT/PQoS), summed over the L3 domains. Scopes:
+// vm:NAME (its monitoring group), system (the default group).
+inline constexpr const char *kResctrlLlcOccupancy = "resctrl.llc_occupancy_bytes"; // gauge
+inline constexpr const char *kResctrlMbmTotalBytes = "resctrl.mbm_total_bytes";    // counter
+inline constexpr const char *kResctrlMbmLocalBytes = "resctrl.mbm_local_bytes";    // counter
 // Thermal: scope zone:NAME (thermal zones, hwmon sensors) and system (minimum).
 inline constexpr const char *kThermalHeadroom = "thermal.headroom_c";
 // PSI avg10 percentages. Scope: system (and vm:/cgroup later).
