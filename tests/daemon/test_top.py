@@ -118,6 +118,12 @@ def vm_aggressor():
             f"{named} of {len(rounds)}")
     r.check("vm aggressor: the victim's verdict names it in >= 19 of 20 rounds", said >= 19,
             f"{said} of {len(rounds)}")
+    # Its vCPU thread is pinned to CPU: the verdict says where.
+    where = sum(1 for o in rounds
+                if f"waits behind vm:batch7 on CPU {CPU} (" in ((row(o, "victim") or {}).get("verdict") or "")
+                and (row(o, "victim") or {}).get("on_cpus") == str(CPU))
+    r.check(f"vm aggressor: the verdict says on CPU {CPU}, where its vCPU is pinned", where == said,
+            f"{where} of {said}: {[(row(o, 'victim') or {}).get('verdict') for o in rounds[:2]]}")
     waits = [row(o, "victim")["vcpu_wait_ratio"] for o in rounds
              if row(o, "victim") and row(o, "victim")["vcpu_wait_ratio"] is not None]
     truth = (d1 - d0) / ((t1 - t0) * 1e9)

@@ -66,6 +66,8 @@ TEST_CASE("pmu.vm: a VM's vCPU threads counted per thread and summed at vm:NAME 
 	std::map<std::string, PerfEventSpec> events = {
 		{series::kPmuCycles, {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK}},
 		{series::kPmuInstructions, {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES}},
+		{series::kPmuLlcReferences, {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK}},
+		{series::kPmuLlcMisses, {"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES}},
 	};
 	auto src = make_pmu_vm_source(events);
 	CHECK(src->name() == "pmu.vm");
@@ -149,6 +151,19 @@ TEST_CASE("pmu.vm: a VM's vCPU threads counted per thread and summed at vm:NAME 
 			CHECK(m.value == Approx((i1->value - i0->value) / (c1->value - c0->value)));
 		}
 	CHECK(found);
+	// The bandwidth estimate: 64 B per "miss" (a switch here) per second.
+	const CounterPoint *m0 = s0.counter(series::kPmuLlcMisses, "vm:selfvm");
+	const CounterPoint *m1 = s1.counter(series::kPmuLlcMisses, "vm:selfvm");
+	REQUIRE(m0);
+	REQUIRE(m1);
+	CHECK(std::abs((m1->value - m0->value) - switches) <= 2.0);
+	found = false;
+	for (const Metric &m : iv.metrics)
+		if (m.id == "mem.llc_miss_bps" && m.scope == "vm:selfvm") {
+			found = true;
+			CHECK(m.value == Approx(64 * (m1->value - m0->value) / iv.interval_s));
+		}
+	CHECK(found);
 }
 
 TEST_CASE("pmu.vm: no core PMU (or a VM without vCPU threads): its metrics unavailable at vm:NAME with why",
@@ -177,7 +192,8 @@ TEST_CASE("pmu.vm: no core PMU (or a VM without vCPU threads): its metrics unava
 	REQUIRE(note_of.count("cpu.ipc vm:a"));
 	CHECK(note_of["cpu.ipc vm:a"].rfind("per-VM counting needs the core PMU: ", 0) == 0);
 	CHECK(note_of["cpu.llc_mpki vm:b"] == "no vCPU threads ('CPU n/KVM') to count on");
-	CHECK(note_of.size() == 6);
+	CHECK(note_of["mem.llc_miss_bps vm:b"] == "no vCPU threads ('CPU n/KVM') to count on");
+	CHECK(note_of.size() == 8); // 4 metrics x 2 VMs
 	// No VM: nothing said (the pmu source speaks for the host).
 	std::vector<Vm> none;
 	ctx.vms = &none;

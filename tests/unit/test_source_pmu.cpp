@@ -51,8 +51,9 @@ TEST_CASE("PMU source claims the cpu.* and mem.imc_* ids", "[source_pmu]")
 	auto src = make_pmu_source();
 	CHECK(src->name() == "pmu");
 	auto ids = src->provides();
-	CHECK(ids.size() == 12);
+	CHECK(ids.size() == 13);
 	CHECK(std::count(ids.begin(), ids.end(), "cpu.ipc") == 1);
+	CHECK(std::count(ids.begin(), ids.end(), "mem.llc_miss_bps") == 1);
 	CHECK(std::count(ids.begin(), ids.end(), "mem.imc_write_bps") == 1);
 }
 

@@ -9,6 +9,7 @@
 
 #include "hwsig/top_view.h"
 #include "hwsig/units.h"
+#include "test_procfs_tree.h"
 
 using namespace hwsig;
 
@@ -253,4 +254,84 @@ TEST_CASE("top: a VM's own I/O, and the neighbour that issues most of its disk's
 	TopRules strict;
 	strict.min_io_share = 0.9;
 	CHECK(row(top_rows(iv, vms, strict), "store").verdict.empty());
+}
+
+TEST_CASE("top: CPU lists written the kernel's way", "[top]")
+{
+	CHECK(cpu_list_text({}).empty());
+	CHECK(cpu_list_text({3}) == "3");
+	CHECK(cpu_list_text({4, 5}) == "4,5");
+	CHECK(cpu_list_text({4, 5, 6, 7}) == "4-7");
+	CHECK(cpu_list_text({0, 2, 8, 9, 10, 11, 63}) == "0,2,8-11,63");
+}
+
+TEST_CASE("top: the wait verdict says on which CPUs the VM's vCPUs are", "[top]")
+{
+	Fixture f;
+	VcpuCpus on = {{100, {4, 5, 6, 7}}, {500, {3}}};
+	auto rows = top_rows(f.iv, f.vms, {}, &on);
+	CHECK(row(rows, "victim").verdict == "waits behind vm:batch7 on CPUs 4-7 (80.0% of its wait; vCPUs wait 40.0%)");
+	CHECK(row(rows, "tenant").verdict ==
+	      "waits behind host processes on CPU 3 (90.0% of its wait; vCPUs wait 10.0%)");
+	// Not known: not named.
+	CHECK(row(rows, "net").on_cpus.empty());
+	std::string j = render_top_json(f.iv, rows);
+	CHECK(j.find("\"on_cpus\":\"4-7\"") != std::string::npos);
+	CHECK(j.find("\"on_cpus\":null") != std::string::npos);
+}
+
+TEST_CASE("vcpu_last_cpus: field 39 of each vCPU thread's stat, sorted, each once", "[top][vms]")
+{
+	procfs_test::TempTree t;
+	// A comm with spaces and a parenthesis, as QEMU's threads have; the
+	// fields after it as a 6.1 kernel writes them (processor is the 37th
+	// after the comm).
+	auto stat = [](int tid, const char *comm, unsigned cpu) {
+		return std::to_string(tid) + " (" + comm +
+		       ") R 1 700 700 0 -1 4194368 3 0 0 0 4000 200 0 0 20 0 5 0 100 1000 50 18446744073709551615 "
+		       "1 1 0 0 0 0 0 4096 0 0 0 0 -1 " +
+		       std::to_string(cpu) + " 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+	};
+	t.put("proc/700/task/701/stat", stat(701, "CPU 0/KVM", 6));
+	t.put("proc/700/task/702/stat", stat(702, "CPU 1/KVM", 4));
+	t.put("proc/700/task/703/stat", stat(703, "CPU 2/KVM", 6));
+	t.put("proc/700/task/704/stat", stat(704, "a) b", 5));
+	Vm v;
+	v.pid = 700;
+	v.vcpu_tids = {701, 702, 703, 704, 705}; // 705 exited
+	CHECK(vcpu_last_cpus(t.root(), v) == std::vector<unsigned>{4, 5, 6});
+	t.put("proc/700/task/704/stat", "704 (truncated) R 1 2\n");
+	CHECK(vcpu_last_cpus(t.root(), v) == std::vector<unsigned>{4, 6});
+}
+
+TEST_CASE("top: memory bandwidth from resctrl where it is on, else the LLC-miss estimate; LLC held", "[top]")
+{
+	Fixture f;
+	add(f.iv, "mem.mbm_total_bps", "vm:victim", 2e9);
+	add(f.iv, "mem.llc_miss_bps", "vm:victim", 1e9); // resctrl wins
+	add(f.iv, "mem.llc_occupancy_bytes", "vm:victim", 12.0 * 1024 * 1024);
+	add(f.iv, "mem.llc_miss_bps", "vm:batch7", 5e8);
+	add(f.iv, "mem.llc_miss_bps", "system", 3e9);
+	auto rows = top_rows(f.iv, f.vms);
+	CHECK(*row(rows, "victim").mem_bps == Approx(2e9));
+	CHECK(*row(rows, "victim").llc_bytes == Approx(12.0 * 1024 * 1024));
+	CHECK(*row(rows, "batch7").mem_bps == Approx(5e8));
+	CHECK_FALSE(row(rows, "batch7").llc_bytes);
+	CHECK_FALSE(row(rows, "quiet").mem_bps);
+	CHECK(*rows.front().mem_bps == Approx(3e9));
+
+	const TopColumn *bw = find_top_column("membw");
+	REQUIRE(bw);
+	sort_top_rows(rows, *bw, false);
+	CHECK(rows[1].name == "victim");
+	CHECK(rows[2].name == "batch7");
+	TopTableOptions o;
+	o.sort = bw;
+	std::string t = render_top_table(rows, o);
+	CHECK(t.find("1.86GiB/s") != std::string::npos);
+	CHECK(t.find("477MiB/s") != std::string::npos);
+	CHECK(t.find("12.0MiB") != std::string::npos);
+	std::string j = render_top_json(f.iv, rows);
+	CHECK(j.find("\"mem_bps\":2e+09") != std::string::npos);
+	CHECK(j.find("\"llc_occupancy_bytes\":12582912") != std::string::npos);
 }

@@ -196,7 +196,12 @@ int run_top(TopOptions &o)
 		hwsig::Snapshot cur = sampler.take();
 		hwsig::Interval iv = hwsig::derive(prev, cur, claimed);
 		const auto &vms = sampler.vms();
-		screen.show(iv, hwsig::top_rows(iv, vms), vms.size());
+		// Where each VM's vCPUs are, read here (also with the daemon:
+		// same host) for the wait verdict.
+		hwsig::VcpuCpus on_cpus;
+		for (const hwsig::Vm &vm : vms)
+			on_cpus[vm.pid] = hwsig::vcpu_last_cpus(o.root, vm);
+		screen.show(iv, hwsig::top_rows(iv, vms, {}, &on_cpus), vms.size());
 		prev = std::move(cur);
 		++shown;
 	}

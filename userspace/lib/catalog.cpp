@@ -84,6 +84,10 @@ static std::vector<MetricDef> build_catalog()
 	c.push_back(rate("mem.imc_bps", "B/s", mem, "uncore PMU",
 			 "DRAM read+write bytes/s where reads and writes are not counted apart (CAS x 64 B)",
 			 {s::kImcCasReadWrite}, 64));
+	c.push_back(rate("mem.llc_miss_bps", "B/s", mem, "PMU",
+			 "LLC misses x 64 B per second: an estimate of the memory traffic of demand misses, per "
+			 "VM on its vCPU threads (prefetches and write-backs not counted: below the IMC's bytes)",
+			 {s::kPmuLlcMisses}, 64));
 	c.push_back(ratio("mem.numa_remote_ratio", "ratio", mem, "numastat",
 			  "remote / (local + remote) page allocations in the interval",
 			  {s::kNumaOther}, {s::kNumaLocal, s::kNumaOther}));

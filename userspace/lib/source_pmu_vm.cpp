@@ -32,7 +32,7 @@ const std::vector<std::vector<const char *>> kVmGroups = {
 };
 
 // The catalog's metrics these groups give all the series of.
-const std::vector<std::string> kVmMetrics = {"cpu.ipc", "cpu.llc_mpki", "cpu.llc_miss_ratio"};
+const std::vector<std::string> kVmMetrics = {"cpu.ipc", "cpu.llc_mpki", "cpu.llc_miss_ratio", "mem.llc_miss_bps"};
 
 class PmuVmSource final : public Source {
 public:

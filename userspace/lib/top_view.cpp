@@ -44,6 +44,16 @@ bool starts_with(std::string_view s, std::string_view prefix)
 	return s.substr(0, prefix.size()) == prefix;
 }
 
+// Memory bandwidth: resctrl's MBM where it is on, else what LLC misses
+// suggest; and the LLC the threads hold (resctrl only).
+void memory(const Values &v, const std::string &scope, TopRow &r)
+{
+	r.mem_bps = v.get("mem.mbm_total_bps", scope);
+	if (!r.mem_bps)
+		r.mem_bps = v.get("mem.llc_miss_bps", scope);
+	r.llc_bytes = v.get("mem.llc_occupancy_bytes", scope);
+}
+
 TopRow host_row(const Interval &iv, const Values &v)
 {
 	TopRow r;
@@ -75,6 +85,7 @@ TopRow host_row(const Interval &iv, const Values &v)
 		r.io_p99_us = io_p99;
 	r.ipc = v.get("cpu.ipc", "system");
 	r.llc_mpki = v.get("cpu.llc_mpki", "system");
+	memory(v, "system", r);
 	return r;
 }
 
@@ -143,7 +154,11 @@ void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRul
 {
 	if (r.vcpu_wait && *r.vcpu_wait >= rules.min_vcpu_wait && r.culprit_share &&
 	    *r.culprit_share >= rules.min_share) {
-		r.verdict = "waits behind " + culprit_text(r.culprit) + " (" + percent(*r.culprit_share) +
+		std::string where;
+		if (!r.on_cpus.empty())
+			where = std::string(r.on_cpus.size() == 1 ? " on CPU " : " on CPUs ") +
+				cpu_list_text(r.on_cpus);
+		r.verdict = "waits behind " + culprit_text(r.culprit) + where + " (" + percent(*r.culprit_share) +
 			    " of its wait; vCPUs wait " + percent(*r.vcpu_wait) + ")";
 		return;
 	}
@@ -160,10 +175,15 @@ void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRul
 		r.verdict = "RX ring stalls: the guest posts too few receive buffers";
 }
 
-TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules &rules)
+TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules &rules, const VcpuCpus *cpus)
 {
 	TopRow r;
 	r.name = vm.name;
+	if (cpus) {
+		auto it = cpus->find(vm.pid);
+		if (it != cpus->end())
+			r.on_cpus = it->second;
+	}
 	const std::string scope = vm.scope();
 	if (!vm.vcpu_tids.empty())
 		r.vcpus = static_cast<double>(vm.vcpu_tids.size());
@@ -175,6 +195,7 @@ TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules 
 	r.vhost_stalls_ps = v.get("vhost.ring_stalls_ps", scope);
 	r.ipc = v.get("cpu.ipc", scope);
 	r.llc_mpki = v.get("cpu.llc_mpki", scope);
+	memory(v, scope, r);
 	auto reads = v.get("io.iops_read", scope), writes = v.get("io.iops_write", scope);
 	if (reads || writes)
 		r.iops = reads.value_or(0) + writes.value_or(0);
@@ -203,6 +224,11 @@ std::string cell(const TopRow &r, const TopColumn &c)
 	}
 	case Kind::Count: return std::to_string(std::llround(*v));
 	case Kind::Rate: return sig3_grouped(*v);
+	case Kind::Bytes:
+	case Kind::BytesPerS: {
+		HumanValue h = human_bytes(*v, c.kind == Kind::BytesPerS ? "/s" : "");
+		return h.number + h.unit;
+	}
 	case Kind::Cpus:
 	case Kind::Plain:
 	case Kind::Text: break;
@@ -248,6 +274,8 @@ const std::vector<TopColumn> &top_columns()
 		{"STALL/S", "vhost_stalls_ps", 7, Kind::Rate, &TopRow::vhost_stalls_ps},
 		{"IPC", "ipc", 4, Kind::Plain, &TopRow::ipc},
 		{"MPKI", "llc_mpki", 5, Kind::Plain, &TopRow::llc_mpki},
+		{"MEMBW", "mem_bps", 10, Kind::BytesPerS, &TopRow::mem_bps},
+		{"LLC", "llc_occupancy_bytes", 9, Kind::Bytes, &TopRow::llc_bytes},
 		{"VERDICT", "verdict", 0, Kind::Text, nullptr, &TopRow::verdict},
 	};
 	return columns;
@@ -273,13 +301,14 @@ std::string culprit_text(const std::string &culprit)
 	return culprit;
 }
 
-std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules)
+std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules,
+			     const VcpuCpus *vcpu_cpus)
 {
 	Values v(iv);
 	std::vector<TopRow> rows;
 	rows.push_back(host_row(iv, v));
 	for (const Vm &vm : vms)
-		rows.push_back(vm_row(iv, v, vm, rules));
+		rows.push_back(vm_row(iv, v, vm, rules, vcpu_cpus));
 	return rows;
 }
 
@@ -358,6 +387,23 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 	return out;
 }
 
+std::string cpu_list_text(const std::vector<unsigned> &sorted_cpus)
+{
+	std::string out;
+	for (std::size_t i = 0; i < sorted_cpus.size();) {
+		std::size_t j = i;
+		while (j + 1 < sorted_cpus.size() && sorted_cpus[j + 1] == sorted_cpus[j] + 1)
+			++j;
+		if (!out.empty())
+			out += ',';
+		out += std::to_string(sorted_cpus[i]);
+		if (j > i)
+			out += (j == i + 1 ? "," : "-") + std::to_string(sorted_cpus[j]);
+		i = j + 1;
+	}
+	return out;
+}
+
 std::string render_top_json(const Interval &iv, const std::vector<TopRow> &rows)
 {
 	char head[96];
@@ -370,6 +416,9 @@ std::string render_top_json(const Interval &iv, const std::vector<TopRow> &rows)
 		out += std::string("\"host\":") + (r.host ? "true" : "false");
 		for (const TopColumn &c : top_columns())
 			out += std::string(",\"") + c.json + "\":" + json_value(r, c);
+		// Digits, commas and hyphens: nothing to escape.
+		if (!r.host)
+			out += ",\"on_cpus\":" + (r.on_cpus.empty() ? "null" : "\"" + cpu_list_text(r.on_cpus) + "\"");
 		out += "}";
 	}
 	out += "]}\n";

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ struct TopRow {
 	std::optional<double> vhost_stalls_ps; // vhost.ring_stalls_ps
 	std::optional<double> ipc;             // cpu.ipc
 	std::optional<double> llc_mpki;        // cpu.llc_mpki
+	// mem.mbm_total_bps (resctrl), else the estimate mem.llc_miss_bps
+	std::optional<double> mem_bps;
+	std::optional<double> llc_bytes;       // mem.llc_occupancy_bytes (resctrl)
+	std::vector<unsigned> on_cpus;         // the CPUs its vCPU threads last ran on (VM rows)
 	std::string verdict;                   // "" when nothing dominates
 };
 
@@ -44,7 +49,7 @@ struct TopRules {
 // A column of the table: its header (also the --sort key, case-insensitive)
 // and the JSON field of the same value.
 struct TopColumn {
-	enum class Kind { Text, Count, Cpus, Percent, TimeUs, Rate, Plain };
+	enum class Kind { Text, Count, Cpus, Percent, TimeUs, Rate, Plain, Bytes, BytesPerS };
 	const char *header;
 	const char *json;
 	std::size_t width; // 0: as wide as its widest cell (the VM's name; the verdict, last)
@@ -59,8 +64,15 @@ const TopColumn *find_top_column(const std::string &name);
 // "host" first, then one row per VM listed in vms, sorted by `sort`
 // (descending, or ascending when `ascending`; rows without the value
 // last, then by name).
-std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules = {});
+// vcpu_cpus: per VM pid, the CPUs its vCPU threads last ran on
+// (vcpu_last_cpus()), named in a wait verdict; none: not named.
+using VcpuCpus = std::map<int, std::vector<unsigned>>;
+std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules = {},
+			     const VcpuCpus *vcpu_cpus = nullptr);
 void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascending);
+
+// A CPU list the way the kernel writes one: "3", "4-7", "0,2,8-11".
+std::string cpu_list_text(const std::vector<unsigned> &sorted_cpus);
 
 // Human culprit text: "vm:batch7", "host processes", "kernel threads",
 // "vhost workers".
