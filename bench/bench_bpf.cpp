@@ -612,7 +612,7 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 	std::map<std::string, std::vector<double>> per_event, runs;
 	std::map<std::pair<std::string, std::string>, std::vector<double>> ratios; // by (mode, label)
 	for (int r = 0; r < reps; ++r) {
-		std::map<std::string, double> this_rep;
+		std::map<std::string, double> this_rep, this_rep_runs;
 		for (const auto &m : modes) {
 			if (m.name == "none")
 				continue;
@@ -631,6 +631,20 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 			this_rep[m.name] = t;
 			per_event[m.name].push_back(t);
 			runs[m.name].push_back(static_cast<double>(runs_total) / events);
+			this_rep_runs[m.name] = static_cast<double>(runs_total) / events;
+		}
+		// Above the entry floor: each mode's time less what its runs would
+		// cost as runs of the empty program (the kernel's entry, exit and
+		// the accounting's own clock reads, which no program can avoid),
+		// against runqlat's likewise. The ratio of what each program's own
+		// instructions cost.
+		if (auto floor = this_rep.find("empty_raw_tp"), reference = this_rep.find("runqlat");
+		    floor != this_rep.end() && reference != this_rep.end()) {
+			const double reference_above = reference->second - floor->second * this_rep_runs["runqlat"];
+			for (const char *mode : {"hwsig_tp_btf", "hwsig_tp_btf_vm"})
+				if (auto it = this_rep.find(mode); it != this_rep.end() && reference_above > 0)
+					ratios[{mode, "runqlat_above_entry"}].push_back(
+						(it->second - floor->second * this_rep_runs[mode]) / reference_above);
 		}
 		for (const auto &[mode, t] : this_rep)
 			for (const auto &ratio : kInProgramRatios) {
@@ -649,6 +663,10 @@ void in_program(const char *bench, const char *unit, const std::vector<Mode> &mo
 			if (auto it = ratios.find({m.name, ratio.label}); it != ratios.end())
 				std::printf("%s.in_program.%s_vs_%s: %.2f ratio\n", bench, m.name.c_str(), ratio.label,
 					    median(it->second));
+		if (auto it = ratios.find({m.name, "runqlat_above_entry"}); it != ratios.end())
+			std::printf("%s.in_program.%s_vs_runqlat_above_entry: %.2f ratio (each side less its runs "
+				    "as the empty program's)\n",
+				    bench, m.name.c_str(), median(it->second));
 	}
 }
 
