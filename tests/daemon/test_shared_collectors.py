@@ -4,7 +4,8 @@
 ids as a stat that samples by itself; members of the socket's group read
 without root, others are told why not; `hwsigctl kmod start|stop` refuse
 while the daemon samples the module; a source that fails mid-run becomes
-unavailable with its reason while the rest keeps working."""
+unavailable with its reason while the rest keeps working; `--resctrl` reads
+through the daemon only when the daemon's resctrl is on."""
 import grp
 import json
 import os
@@ -314,7 +315,41 @@ def source_fails_mid_run():
         shutil.rmtree(tmp)
 
 
+def resctrl_switch():
+    """--resctrl reads through hwsigd only when the daemon's resctrl is on;
+    else hwsigctl samples by itself (this host has no resctrl: each side's
+    note says which source spoke)."""
+    if not r.check("root (hwsigd's BPF collectors)", root):
+        return
+    for daemon_on in (False, True):
+        d = Daemon(["--pmu", "off", "--bpf", "none", "--interval", "0.5", "--resctrl", str(daemon_on).lower()])
+        try:
+            r.check(f"hwsigd (resctrl = {str(daemon_on).lower()}) ready", d.ready(60), d.log_text()[-300:])
+            env = dict(os.environ, HWSIG_SOCKET=d.socket)
+            for wants in (False, True):
+                p = subprocess.run([HWSIGCTL, "stat", "--format", "json", "-c", "1", "-v"] +
+                                   (["--resctrl"] if wants else []),
+                                   env=env, capture_output=True, text=True, timeout=60)
+                lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+                notes = [u["reason"] for obj in lines for u in obj.get("unavailable", [])
+                         if u["id"] == "mem.llc_occupancy_bytes" and u.get("scope") == "system"]
+                via_daemon = "snapshots from hwsigd" in p.stderr
+                # Read through the daemon unless --resctrl asks for what it does not do.
+                expect_daemon = daemon_on or not wants
+                on = daemon_on if via_daemon else wants
+                said = notes[0] if notes else ""
+                what = f"daemon resctrl {daemon_on}, stat {'--resctrl' if wants else 'without it'}"
+                r.check(f"{what}: {'through hwsigd' if expect_daemon else 'samples by itself'}",
+                        p.returncode == 0 and via_daemon == expect_daemon,
+                        f"rc {p.returncode}; {p.stderr.strip()[:200]}")
+                r.check(f"{what}: the note is the {'resctrl source' if on else 'opt-in'}'s",
+                        said.startswith("resctrl monitoring is off") != on and said != "", said)
+        finally:
+            d.stop()
+
+
 one_copy()
+resctrl_switch()
 hist_through_daemon()
 group_access()
 kmod_refusal()
