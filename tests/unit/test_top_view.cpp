@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/parse.h"
 #include "hwsig/top_view.h"
 #include "hwsig/units.h"
 #include "test_procfs_tree.h"
@@ -256,13 +257,16 @@ TEST_CASE("top: a VM's own I/O, and the neighbour that issues most of its disk's
 	CHECK(row(top_rows(iv, vms, strict), "store").verdict.empty());
 }
 
-TEST_CASE("top: CPU lists written the kernel's way", "[top]")
+TEST_CASE("format_cpu_list: CPU lists written the kernel's way", "[top][parse]")
 {
-	CHECK(cpu_list_text({}).empty());
-	CHECK(cpu_list_text({3}) == "3");
-	CHECK(cpu_list_text({4, 5}) == "4,5");
-	CHECK(cpu_list_text({4, 5, 6, 7}) == "4-7");
-	CHECK(cpu_list_text({0, 2, 8, 9, 10, 11, 63}) == "0,2,8-11,63");
+	CHECK(format_cpu_list({}).empty());
+	CHECK(format_cpu_list({3}) == "3");
+	CHECK(format_cpu_list({4, 5}) == "4,5");
+	CHECK(format_cpu_list({4, 5, 6, 7}) == "4-7");
+	CHECK(format_cpu_list({0, 2, 8, 9, 10, 11, 63}) == "0,2,8-11,63");
+	// parse_cpu_list reads back what it writes.
+	const std::vector<unsigned> cpus = {0, 2, 4, 5, 8, 9, 10, 11, 63};
+	CHECK(parse_cpu_list(format_cpu_list(cpus)) == cpus);
 }
 
 TEST_CASE("top: the wait verdict says on which CPUs the VM's vCPUs are", "[top]")

@@ -144,4 +144,21 @@ std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view s)
 	return cpus;
 }
 
+std::string format_cpu_list(const std::vector<unsigned> &sorted_cpus)
+{
+	std::string out;
+	for (std::size_t i = 0; i < sorted_cpus.size();) {
+		std::size_t j = i;
+		while (j + 1 < sorted_cpus.size() && sorted_cpus[j + 1] == sorted_cpus[j] + 1)
+			++j;
+		if (!out.empty())
+			out += ',';
+		out += std::to_string(sorted_cpus[i]);
+		if (j > i)
+			out += (j == i + 1 ? "," : "-") + std::to_string(sorted_cpus[j]);
+		i = j + 1;
+	}
+	return out;
+}
+
 } // namespace hwsig

@@ -126,15 +126,9 @@ std::string excerpt(std::string_view s)
 std::vector<int> parse_ids(std::string_view text)
 {
 	std::vector<int> out;
-	std::size_t pos = 0;
-	while (pos < text.size()) {
-		auto end = text.find('\n', pos);
-		if (end == std::string_view::npos)
-			end = text.size();
-		if (auto v = parse_u64(text.substr(pos, end - pos)); v && *v > 0 && *v <= 0x3fffffff)
+	for (std::string_view line : split_lines(text))
+		if (auto v = parse_u64(line); v && *v > 0 && *v <= 0x3fffffff)
 			out.push_back(static_cast<int>(*v));
-		pos = end + 1;
-	}
 	return out;
 }
 
@@ -249,13 +243,8 @@ private:
 			return;
 		}
 		std::set<std::string, std::less<>> listed;
-		for (std::size_t pos = 0; pos < features.data->size();) {
-			auto end = features.data->find('\n', pos);
-			if (end == std::string::npos)
-				end = features.data->size();
-			listed.emplace(trim(std::string_view(*features.data).substr(pos, end - pos)));
-			pos = end + 1;
-		}
+		for (std::string_view line : split_lines(*features.data))
+			listed.emplace(trim(line));
 		for (std::size_t i = 0; i < kEventCount; ++i)
 			if (!listed.count(kEvents[i].file))
 				missing_[i] = std::string("this CPU's RDT/PQoS monitoring has no ") + kEvents[i].file +
@@ -378,18 +367,10 @@ private:
 		bool from_cgroup = false;
 		auto cg = read_file(proc + "/cgroup", 64 << 10);
 		std::string path;
-		if (cg.data) {
-			std::string_view text(*cg.data);
-			for (std::size_t pos = 0; pos < text.size();) {
-				auto end = text.find('\n', pos);
-				if (end == std::string_view::npos)
-					end = text.size();
-				auto line = text.substr(pos, end - pos);
+		if (cg.data)
+			for (std::string_view line : split_lines(*cg.data))
 				if (line.starts_with("0::"))
 					path = std::string(line.substr(3));
-				pos = end + 1;
-			}
-		}
 		if (!path.empty() && path != "/" && path.find("..") == std::string::npos) {
 			const std::string dir = join_path(root_, "sys/fs/cgroup" + path);
 			// A threaded cgroup (cgroup.type other than "domain")

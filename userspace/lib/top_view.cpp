@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "hwsig/parse.h"
 #include "hwsig/render.h"
 #include "hwsig/series.h"
 #include "hwsig/units.h"
@@ -157,7 +158,7 @@ void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRul
 		std::string where;
 		if (!r.on_cpus.empty())
 			where = std::string(r.on_cpus.size() == 1 ? " on CPU " : " on CPUs ") +
-				cpu_list_text(r.on_cpus);
+				format_cpu_list(r.on_cpus);
 		r.verdict = "waits behind " + culprit_text(r.culprit) + where + " (" + percent(*r.culprit_share) +
 			    " of its wait; vCPUs wait " + percent(*r.vcpu_wait) + ")";
 		return;
@@ -387,23 +388,6 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 	return out;
 }
 
-std::string cpu_list_text(const std::vector<unsigned> &sorted_cpus)
-{
-	std::string out;
-	for (std::size_t i = 0; i < sorted_cpus.size();) {
-		std::size_t j = i;
-		while (j + 1 < sorted_cpus.size() && sorted_cpus[j + 1] == sorted_cpus[j] + 1)
-			++j;
-		if (!out.empty())
-			out += ',';
-		out += std::to_string(sorted_cpus[i]);
-		if (j > i)
-			out += (j == i + 1 ? "," : "-") + std::to_string(sorted_cpus[j]);
-		i = j + 1;
-	}
-	return out;
-}
-
 std::string render_top_json(const Interval &iv, const std::vector<TopRow> &rows)
 {
 	char head[96];
@@ -418,7 +402,7 @@ std::string render_top_json(const Interval &iv, const std::vector<TopRow> &rows)
 			out += std::string(",\"") + c.json + "\":" + json_value(r, c);
 		// Digits, commas and hyphens: nothing to escape.
 		if (!r.host)
-			out += ",\"on_cpus\":" + (r.on_cpus.empty() ? "null" : "\"" + cpu_list_text(r.on_cpus) + "\"");
+			out += ",\"on_cpus\":" + (r.on_cpus.empty() ? "null" : "\"" + format_cpu_list(r.on_cpus) + "\"");
 		out += "}";
 	}
 	out += "]}\n";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,5 +32,8 @@ std::vector<std::string_view> split_lines(std::string_view s);
 
 // Parses a CPU list such as "0-3,8,10-11" (sysfs cpumask/online format).
 std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view s);
+// The inverse: sorted CPU ids written the way the kernel writes a list
+// ("3", "4,5", "4-7", "0,2,8-11"); "" for none.
+std::string format_cpu_list(const std::vector<unsigned> &sorted_cpus);
 
 } // namespace hwsig

@@ -71,9 +71,6 @@ std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, con
 			     const VcpuCpus *vcpu_cpus = nullptr);
 void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascending);
 
-// A CPU list the way the kernel writes one: "3", "4-7", "0,2,8-11".
-std::string cpu_list_text(const std::vector<unsigned> &sorted_cpus);
-
 // Human culprit text: "vm:batch7", "host processes", "kernel threads",
 // "vhost workers".
 std::string culprit_text(const std::string &culprit);
