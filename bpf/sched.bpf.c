@@ -343,8 +343,8 @@ static __always_inline void btf_blame(__u32 pid, __u32 cls, bool counted, __u64 
 	if (!h)
 		return;
 	/* The task that left last is this one: what ran in between left
-	 * unseen (the program is skipped when it would recurse), so who held
-	 * the CPU is not known. */
+	 * unseen (a switch this program did not see), so who held the CPU
+	 * is not known. */
 	if ((h->flags & HOLDER_KNOWN) && h->pid != pid) {
 		if (counted && cls < HWSIG_SCHED_MAX_VMS)
 			add_blame(cls, h->before, wait_ns, 0);
