@@ -23,6 +23,7 @@ static const struct vm_case cases[] = {
 	{ "two-readers", case_readers },
 	{ "reconfigure-mapped", case_reconfig },
 	{ "confused-deputy", case_deputy },
+	{ "worker-credentials", case_creds },
 	{ "ring-cap", case_ringcap },
 	{ "mmap-semantics", case_mmap },
 	{ "control-seq", case_ctlseq },
