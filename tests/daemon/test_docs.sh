@@ -3,7 +3,8 @@
 # (hwsigd --print-options) = the keys of hwsigd.rst's OPTIONS = the keys of
 # the shipped hwsigd.conf (with the same defaults and help lines), the
 # shipped hwsigd.conf is accepted as it is and uncommented. Both man pages
-# (hwsigd.8, hwsigctl.8) render without warnings.
+# (hwsigd.8, hwsigctl.8) render without warnings, and every page of
+# Documentation/ parses without a docutils warning.
 source "$(dirname "$0")/lib.sh"
 
 rst=$top/Documentation/hwsigd.rst
@@ -108,6 +109,24 @@ for page in hwsigd hwsigctl; do
 		ok "$page.8: rst2man and man render it without warnings"
 	else
 		not_ok "$page.8 renders with warnings or not at all"
+		sed 's/^/    /' "$tmp/err" | head -5
+	fi
+done
+
+# --- every page of Documentation/ parses without a docutils warning ------
+# (a malformed table or a broken reference shows as an error box, or not
+# at all, in any reStructuredText viewer)
+for f in "$top"/Documentation/*.rst; do
+	python3 -c '
+import sys, docutils.core
+path = sys.argv[1]
+docutils.core.publish_doctree(open(path).read(), source_path=path,
+                              settings_overrides={"report_level": 2, "halt_level": 5})
+' "$f" >"$tmp/err" 2>&1
+	if [ ! -s "$tmp/err" ]; then
+		ok "${f#"$top"/} parses without docutils warnings"
+	else
+		not_ok "${f#"$top"/} has docutils warnings"
 		sed 's/^/    /' "$tmp/err" | head -5
 	fi
 done
