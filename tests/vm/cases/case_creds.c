@@ -37,13 +37,7 @@ static int tracefs_write(const char *file, const char *s, int flags)
 {
 	char path[128];
 	snprintf(path, sizeof(path), TRACING "/%s", file);
-	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, s, strlen(s));
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	return err;
+	return write_file_flags(path, s, flags);
 }
 
 static void probes_remove(void)

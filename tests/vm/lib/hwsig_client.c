@@ -445,7 +445,12 @@ int read_file_str(const char *path, char *buf, size_t len)
 
 int write_file_str(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	return write_file_flags(path, s, 0);
+}
+
+int write_file_flags(const char *path, const char *s, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | flags);
 	if (fd < 0)
 		return -errno;
 	ssize_t n = write(fd, s, strlen(s));

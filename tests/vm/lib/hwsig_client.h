@@ -119,6 +119,8 @@ void sleep_ms(unsigned ms);
 int pin_to_cpu(int cpu);
 int read_file_str(const char *path, char *buf, size_t len);
 int write_file_str(const char *path, const char *s);
+/* The same, opened with extra open(2) flags (O_APPEND, O_TRUNC). */
+int write_file_flags(const char *path, const char *s, int flags);
 /* /proc/meminfo field in kB, or -1. */
 long meminfo_kb(const char *field);
 /* Kernel log since the mark (dmesg -c style through /dev/kmsg is not
