@@ -9,7 +9,7 @@
 #include "hwsig/derive.h"
 #include "hwsig/fs.h"
 #include "hwsig/sampler.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 
 using namespace hwsig;
 

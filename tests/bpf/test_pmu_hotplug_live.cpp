@@ -17,7 +17,7 @@
 #include "hwsig/series.h"
 #include "require_root.h"
 
-#include "../../userspace/lib/pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 using namespace hwsig;
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #include "require_root.h"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "hwsig/fs.h"
 #include "hwsig/procfs.h"
 #include "hwsig/snapshot_wire.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #include "test_procfs_tree.h"
 
 using namespace hwsig;

@@ -20,7 +20,7 @@
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
 
-#include "../../userspace/lib/pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 using namespace hwsig;
 

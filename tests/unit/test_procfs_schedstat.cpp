@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "hwsig/series.h"
+#include "hwsig/vm_discovery.h"
 #include "test_procfs_tree.h"
 
 using namespace hwsig;

@@ -9,6 +9,7 @@
 
 #include "hwsig/parse.h"
 #include "hwsig/top_view.h"
+#include "hwsig/vm_discovery.h"
 #include "hwsig/units.h"
 #include "test_procfs_tree.h"
 

@@ -23,7 +23,7 @@
 #include "hwsig/fs.h"
 #include "hwsig/procfs.h"
 #include "hwsig/snapshot.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #include "test_procfs_tree.h"
 
 using namespace hwsig;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #include "hwsig/vm_parse.h"
 
 using namespace hwsig;

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "hwsig/fs.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 
 using namespace hwsig;
 

@@ -31,7 +31,7 @@
 #include "vhost_collector.h"
 #include "hwsig/fs.h"
 #include "hwsig/vhost.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #endif
 
 namespace po = boost::program_options;

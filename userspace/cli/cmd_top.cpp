@@ -14,6 +14,7 @@
 #include "hwsig/derive.h"
 #include "hwsig/error.h"
 #include "hwsig/top_view.h"
+#include "hwsig/vm_discovery.h"
 #include "interrupt.h"
 #include "snapshot_feed.h"
 #include "terminal.h"

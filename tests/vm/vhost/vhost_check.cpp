@@ -43,7 +43,7 @@
 #include "skeleton.h"
 #include "vhost_collector.h"
 #include "hwsig/vhost.h"
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "hwsig/error.h"
-#include "pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 namespace hwsig::pmu {
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hwsig/source.h"
+#include "hwsig/vm_discovery.h"
 
 namespace hwsig {
 

@@ -9,7 +9,7 @@
 
 #include "hwsig/catalog.h"
 #include "hwsig/fs.h"
-#include "pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 namespace hwsig {
 

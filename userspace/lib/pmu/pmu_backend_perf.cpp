@@ -8,7 +8,7 @@
 #include "hwsig/parse.h"
 #include "hwsig/series.h"
 #include "hwsig/source_pmu.h"
-#include "pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 namespace hwsig {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "hwsig/catalog.h"
-#include "pmu_backend.h"
+#include "hwsig/pmu_backend.h"
 
 namespace hwsig::pmu {
 

@@ -2,7 +2,7 @@
 // guests, their names, vCPU threads, vhost workers and taps. The parsers are
 // pure; discovery tolerates processes that vanish at any step.
 // Documentation/vms.rst describes the rules.
-#include "hwsig/vm.h"
+#include "hwsig/vm_discovery.h"
 #include "hwsig/vm_parse.h"
 
 #include <dirent.h>

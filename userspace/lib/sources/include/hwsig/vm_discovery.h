@@ -13,17 +13,9 @@
 #include <vector>
 
 #include "hwsig/fs.h"
+#include "hwsig/vm.h"
 
 namespace hwsig {
-
-struct Vm {
-	int pid = 0;
-	std::string name;              // from -name guest=NAME (or -name NAME); "pid-<pid>" if absent
-	std::vector<int> vcpu_tids;    // threads named "CPU n/KVM"
-	std::vector<int> vhost_tids;   // kernel workers named "vhost-<pid>"
-	std::vector<std::string> taps; // tap interfaces the process holds open
-	std::string scope() const { return "vm:" + name; }
-};
 
 // The CPUs vm's vCPU threads last ran on (field 39 of
 // <root>/proc/PID/task/TID/stat), sorted, each once; a thread gone is
