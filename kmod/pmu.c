@@ -31,7 +31,7 @@
 /*
  * PMUs with a dynamic type that hwsig counts on: the core PMUs of hybrid
  * CPUs and the memory-controller uncore PMUs the reader resolves
- * (userspace/lib/pmu_plan_uncore.cpp). A name matches an entry exactly, or
+ * (userspace/lib/pmu/pmu_plan_uncore.cpp). A name matches an entry exactly, or
  * starts with an entry that ends in '_' (uncore_imc_0,
  * uncore_imc_free_running_1, amd_umc_3).
  */

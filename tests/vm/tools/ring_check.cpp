@@ -1,4 +1,4 @@
-// ring-check: the library's RingReader (userspace/lib/kmod_ring.cpp) on the
+// ring-check: the library's RingReader (userspace/lib/pmu/kmod_ring.cpp) on the
 // guest's real /dev/hwsig, driven by a list of steps so that a shell case
 // can interleave its reads with the module being started, stopped and
 // asked for its own accounting (tests/vm/case-ring-reader):
