@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hwsig/derive.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/snapshot.h"
 #include "hwsig/source_bpf.h"
@@ -218,7 +219,7 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	source->collect(ctx, second);
 
 	const double truth_s = static_cast<double>(after.run_delay_ns - before.run_delay_ns) / 1e9;
-	const std::string cell = "vm:victim" + std::string(series::kCulpritSep) + "vm:batch7";
+	const std::string cell = Scope::vm("victim").culprit(Scope::vm("batch7")).str();
 	const CounterPoint *wait = second.counter(series::kVmWaitBehindNs, cell);
 	REQUIRE(wait);
 	INFO("victim waited " << truth_s << " s per schedstat; behind vm:batch7: " << wait->value / 1e9 << " s");
@@ -229,7 +230,7 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	REQUIRE(preempted);
 	CHECK(preempted->value >= 10);
 	// And the other way round.
-	CHECK(second.counter(series::kVmWaitBehindNs, "vm:batch7" + std::string(series::kCulpritSep) + "vm:victim"));
+	CHECK(second.counter(series::kVmWaitBehindNs, Scope::vm("batch7").culprit(Scope::vm("victim")).str()));
 	// Derived: seconds of wait per second of the interval.
 	Interval iv = derive(first, second, source->provides());
 	const double elapsed_s = static_cast<double>(second.mono_ns - first.mono_ns) / 1e9;

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "hwsig/proc_alive.h"
 #include "hwsig/vm_parse.h"
 
 using namespace hwsig::vmparse;
@@ -42,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 	if (auto owner = parse_vhost_comm(raw); owner && *owner <= 0)
 		std::abort();
 	(void)parse_vcpu_fd_target(raw);
-	(void)status_is_dead(raw);
+	(void)hwsig::status_is_dead(raw);
 	if (auto tap = parse_tun_fdinfo(raw)) {
 		if (tap->empty() || tap->size() > 15)
 			std::abort();

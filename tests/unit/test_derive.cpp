@@ -32,45 +32,50 @@ static Snapshot at(double seconds)
 	return s;
 }
 
-TEST_CASE("ratio of deltas per scope", "[derive]")
+// One rule per row: a metric from two snapshots of the series it reads,
+// with its catalog unit and layer and the source that fed it.
+TEST_CASE("ratio, summed-denominator ratio and rate rules over two snapshots", "[derive]")
 {
-	Snapshot a = at(10), b = at(12);
-	a.add_counter(series::kCpuStealTicks, "cpu:0", 100, "procfs");
-	a.add_counter(series::kCpuTotalTicks, "cpu:0", 1000, "procfs");
-	b.add_counter(series::kCpuStealTicks, "cpu:0", 130, "procfs");
-	b.add_counter(series::kCpuTotalTicks, "cpu:0", 1200, "procfs");
-	auto iv = checked_derive(a, b, {"sched.steal_ratio"});
-	CHECK(iv.interval_s == Approx(2.0));
-	const Metric *m = find(iv, "sched.steal_ratio", "cpu:0");
-	REQUIRE(m);
-	CHECK(m->value == Approx(30.0 / 200.0));
-	CHECK(m->unit == "ratio");
-	CHECK(m->source == "procfs");
-	CHECK(m->layer == Layer::Sched);
-}
-
-TEST_CASE("ratio with summed denominator (NUMA remote)", "[derive]")
-{
-	Snapshot a = at(0), b = at(1);
-	a.add_counter(series::kNumaLocal, "node:1", 1000, "procfs");
-	a.add_counter(series::kNumaOther, "node:1", 10, "procfs");
-	b.add_counter(series::kNumaLocal, "node:1", 1300, "procfs");
-	b.add_counter(series::kNumaOther, "node:1", 110, "procfs");
-	auto iv = checked_derive(a, b, {});
-	const Metric *m = find(iv, "mem.numa_remote_ratio", "node:1");
-	REQUIRE(m);
-	CHECK(m->value == Approx(100.0 / 400.0));
-}
-
-TEST_CASE("rates use the interval and the rule's scale", "[derive]")
-{
-	Snapshot a = at(5), b = at(5.5);
-	a.add_counter(series::kImcCasReads, "socket:0", 1000, "kmod");
-	b.add_counter(series::kImcCasReads, "socket:0", 2000, "kmod");
-	auto iv = checked_derive(a, b, {});
-	const Metric *m = find(iv, "mem.imc_read_bps", "socket:0");
-	REQUIRE(m);
-	CHECK(m->value == Approx(1000.0 * 64 / 0.5)); // CAS x 64 B, scaled once
+	struct Counter {
+		const char *series;
+		double before, after;
+	};
+	struct Row {
+		const char *id, *scope, *source;
+		double from_s, to_s;
+		std::vector<Counter> counters;
+		double value;
+		const char *unit;
+		Layer layer;
+	};
+	const Row rows[] = {
+		{"sched.steal_ratio", "cpu:0", "procfs", 10, 12,
+		 {{series::kCpuStealTicks, 100, 130}, {series::kCpuTotalTicks, 1000, 1200}}, 30.0 / 200.0, "ratio",
+		 Layer::Sched},
+		// NUMA remote: other / (local + other).
+		{"mem.numa_remote_ratio", "node:1", "procfs", 0, 1,
+		 {{series::kNumaLocal, 1000, 1300}, {series::kNumaOther, 10, 110}}, 100.0 / 400.0, "ratio",
+		 Layer::Memory},
+		// The interval and the rule's scale: CAS x 64 B, scaled once.
+		{"mem.imc_read_bps", "socket:0", "kmod", 5, 5.5, {{series::kImcCasReads, 1000, 2000}},
+		 1000.0 * 64 / 0.5, "B/s", Layer::Memory},
+	};
+	for (const Row &row : rows) {
+		INFO(row.id << " at " << row.scope);
+		Snapshot a = at(row.from_s), b = at(row.to_s);
+		for (const Counter &c : row.counters) {
+			a.add_counter(c.series, row.scope, c.before, row.source);
+			b.add_counter(c.series, row.scope, c.after, row.source);
+		}
+		auto iv = checked_derive(a, b, {row.id});
+		CHECK(iv.interval_s == Approx(row.to_s - row.from_s));
+		const Metric *m = find(iv, row.id, row.scope);
+		REQUIRE(m);
+		CHECK(m->value == Approx(row.value));
+		CHECK(m->unit == row.unit);
+		CHECK(m->source == row.source);
+		CHECK(m->layer == row.layer);
+	}
 }
 
 // A multiplexed counter's point: its per-interval-scaled total (value) and
@@ -220,12 +225,14 @@ TEST_CASE("output is in catalog order, then natural scope order", "[derive]")
 	a.add_counter(series::kPsiCpuSomeUs, "system", 0, "procfs");
 	b.add_counter(series::kPsiCpuSomeUs, "system", 1000, "procfs");
 	auto iv = checked_derive(a, b, {});
-	REQUIRE(iv.metrics.size() == 5);
-	CHECK(iv.metrics[0].scope == "system");
-	CHECK(iv.metrics[1].scope == "cpu:1");
-	CHECK(iv.metrics[2].scope == "cpu:2");
-	CHECK(iv.metrics[3].scope == "cpu:10");
-	CHECK(iv.metrics[4].id == "psi.cpu_some_pct");
+	std::vector<std::pair<std::string, std::string>> order;
+	for (const auto &m : iv.metrics)
+		order.emplace_back(m.id, m.scope);
+	CHECK(order == std::vector<std::pair<std::string, std::string>>{{"sched.steal_ratio", "system"},
+									 {"sched.steal_ratio", "cpu:1"},
+									 {"sched.steal_ratio", "cpu:2"},
+									 {"sched.steal_ratio", "cpu:10"},
+									 {"psi.cpu_some_pct", "system"}});
 }
 
 TEST_CASE("a source's own reason beats derive's generic one", "[derive]")
@@ -286,19 +293,22 @@ TEST_CASE("percentile rule: ranks on and beside slot boundaries, every layout", 
 	a.add_histogram(series::kIoQueueUs, "dev:vda", q0, "bpf");
 	b.add_histogram(series::kIoQueueUs, "dev:vda", q1, "bpf");
 	auto iv = checked_derive(a, b, {});
-	auto value = [&](const char *id, const char *scope) {
-		const Metric *m = find(iv, id, scope);
-		REQUIRE(m);
-		return m->value;
+	struct Expected {
+		const char *id, *scope;
+		double value;
 	};
-	CHECK(value("sched.runq_wait_p50_us", "system") == Approx(32.0).margin(1e-9));
-	CHECK(value("sched.runq_wait_p99_us", "system") == Approx(128.0).margin(1e-9));
-	CHECK(value("vhost.queue_depth_p50", "vm:a") == 5.0);
-	CHECK(value("vhost.queue_depth_p99", "vm:a") == 127.0);
-	CHECK(value("vhost.queue_depth_p50", "vm:b") == 5.0);
-	CHECK(value("vhost.queue_depth_p50", "vm:c") == 64.0);
-	CHECK(value("io.queue_p50_us", "dev:vda") == 1.0);
-	CHECK(value("io.queue_p99_us", "dev:vda") == 2.0);
+	for (const Expected &e : {Expected{"sched.runq_wait_p50_us", "system", 32.0},
+				  Expected{"sched.runq_wait_p99_us", "system", 128.0},
+				  Expected{"vhost.queue_depth_p50", "vm:a", 5.0},
+				  Expected{"vhost.queue_depth_p99", "vm:a", 127.0},
+				  Expected{"vhost.queue_depth_p50", "vm:b", 5.0},
+				  Expected{"vhost.queue_depth_p50", "vm:c", 64.0},
+				  Expected{"io.queue_p50_us", "dev:vda", 1.0}, Expected{"io.queue_p99_us", "dev:vda", 2.0}}) {
+		INFO(e.id << " at " << e.scope);
+		const Metric *m = find(iv, e.id, e.scope);
+		REQUIRE(m);
+		CHECK(m->value == Approx(e.value).epsilon(0).margin(1e-9));
+	}
 }
 
 TEST_CASE("a value beats a source's note for the same id and scope", "[derive]")

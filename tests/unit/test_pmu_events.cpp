@@ -137,57 +137,59 @@ TEST_CASE("generic, cache, software, raw and sysfs events resolve like perf", "[
 	PmuDevices pmus(fixture("skylake-sp"));
 	CHECK(pmus.problems().empty());
 
-	auto e = pmus.resolve("cycles");
-	CHECK(e.type == PERF_TYPE_HARDWARE);
-	CHECK(e.config == PERF_COUNT_HW_CPU_CYCLES);
-	CHECK(pmus.resolve("branch-misses").config == PERF_COUNT_HW_BRANCH_MISSES);
-	e = pmus.resolve("L1-dcache-load-misses");
-	CHECK(e.type == PERF_TYPE_HW_CACHE);
-	CHECK(e.config == (PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
-			   (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)));
-	CHECK(pmus.resolve("dTLB-load-misses").config == 0x10003);
-	CHECK(pmus.resolve("iTLB-load-misses").config == 0x10004);
-	CHECK(pmus.resolve("LLC-loads").config == 0x2);
-	CHECK(pmus.resolve("LLC-store-misses").config == 0x10102);
-	e = pmus.resolve("task-clock");
-	CHECK(e.type == PERF_TYPE_SOFTWARE);
-	CHECK(e.config == PERF_COUNT_SW_TASK_CLOCK);
-	CHECK(pmus.resolve("context-switches").config == PERF_COUNT_SW_CONTEXT_SWITCHES);
+	// perf's names and syntaxes; type 0 where only the config is checked.
+	struct Resolved {
+		const char *name;
+		std::uint32_t type;
+		std::uint64_t config, config1 = 0;
+	};
+	const Resolved resolved[] = {
+		{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+		{"branch-misses", 0, PERF_COUNT_HW_BRANCH_MISSES},
+		{"L1-dcache-load-misses", PERF_TYPE_HW_CACHE,
+		 PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
+		{"dTLB-load-misses", 0, 0x10003},
+		{"iTLB-load-misses", 0, 0x10004},
+		{"LLC-loads", 0, 0x2},
+		{"LLC-store-misses", 0, 0x10102},
+		{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+		{"context-switches", 0, PERF_COUNT_SW_CONTEXT_SWITCHES},
+		{"r01c2", 4, 0x1c2},
+		{"cpu/event=0xa3,umask=0x04,cmask=4/", 4, 0x040004a3},
+		{"cpu/mem-loads/", 0, 0x1cd, 3}, // alias using a config1 term
+		{"uncore_imc_3/cas_count_write/", 17, 0x0c04},
+		{"msr/config=0x2/", 0, 2},
+	};
+	for (const Resolved &want : resolved) {
+		INFO(want.name);
+		const auto e = pmus.resolve(want.name);
+		if (want.type)
+			CHECK(e.type == want.type);
+		CHECK(e.config == want.config);
+		CHECK(e.config1 == want.config1);
+	}
 
-	e = pmus.resolve("r01c2");
-	CHECK(e.type == 4);
-	CHECK(e.config == 0x1c2);
-
-	e = pmus.resolve("cpu/event=0xa3,umask=0x04,cmask=4/");
-	CHECK(e.type == 4);
-	CHECK(e.config == 0x040004a3);
-	e = pmus.resolve("cpu/mem-loads/"); // alias using a config1 term
-	CHECK(e.config == 0x1cd);
-	CHECK(e.config1 == 3);
-	e = pmus.resolve("uncore_imc_3/cas_count_write/");
-	CHECK(e.type == 17);
-	CHECK(e.config == 0x0c04);
-	e = pmus.resolve("msr/config=0x2/");
-	CHECK(e.config == 2);
-
-	auto refused = [&](const char *name, int err, const char *needle) {
-		INFO(name);
+	struct Refused {
+		const char *name;
+		int err;
+		const char *says;
+	};
+	for (const Refused r : {Refused{"no-such-event", ENOENT, "unknown event"},
+				Refused{"nosuchpmu/event=1/", ENOENT, "no PMU named"},
+				Refused{"uncore_imc_0/no_alias/", ENOENT, "no event"},
+				Refused{"uncore_imc_0/event=0x100/", EINVAL, "does not fit"},
+				Refused{"uncore_imc_0/frobnicate=1/", EINVAL, "no format term"},
+				Refused{"uncore_imc_0/event=0x04", EINVAL, "pmu/event/"}, Refused{"rxyz", EINVAL, "raw"},
+				Refused{"L1-dcache-loads-misses", ENOENT, "unknown"}}) {
+		INFO(r.name);
 		try {
-			pmus.resolve(name);
+			pmus.resolve(r.name);
 			FAIL("resolved");
 		} catch (const Error &x) {
-			CHECK(x.err() == err);
-			CHECK_THAT(x.what(), Catch::Contains(needle));
+			CHECK(x.err() == r.err);
+			CHECK_THAT(x.what(), Catch::Contains(r.says));
 		}
-	};
-	refused("no-such-event", ENOENT, "unknown event");
-	refused("nosuchpmu/event=1/", ENOENT, "no PMU named");
-	refused("uncore_imc_0/no_alias/", ENOENT, "no event");
-	refused("uncore_imc_0/event=0x100/", EINVAL, "does not fit");
-	refused("uncore_imc_0/frobnicate=1/", EINVAL, "no format term");
-	refused("uncore_imc_0/event=0x04", EINVAL, "pmu/event/");
-	refused("rxyz", EINVAL, "raw");
-	refused("L1-dcache-loads-misses", ENOENT, "unknown");
+	}
 }
 
 TEST_CASE("host identity and sockets come from cpuinfo and topology", "[pmu]")
@@ -206,18 +208,49 @@ TEST_CASE("host identity and sockets come from cpuinfo and topology", "[pmu]")
 	CHECK(read_cpu_identity(fixture("does-not-exist")).vendor == CpuVendor::Unknown);
 }
 
-TEST_CASE("Skylake-SP: uncore_imc CAS counts per socket, .scale ignored", "[pmu][uncore]")
+// Each host's memory-controller plan: which PMU kind, how many boxes, one
+// read and one write event per box on one CPU of each socket, and the
+// events' configs.
+TEST_CASE("uncore DRAM plans: the PMU kind, boxes per socket and events of each host", "[pmu][uncore]")
+{
+	using PerSocket = std::map<unsigned, int>;
+	using Configs = std::set<std::uint64_t>;
+	struct Host {
+		const char *fixture, *kind;
+		std::size_t pmus;
+		PerSocket per_socket;
+		Configs reads, writes;
+	};
+	const Host hosts[] = {
+		// Skylake-SP: six uncore_imc channels, CAS counts; .scale ignored.
+		{"skylake-sp", "uncore_imc", 6, {{0, 6}, {1, 6}}, {0x0304}, {0x0c04}},
+		// Ice Lake-SP: free-running read/write counters win over uncore_imc.
+		{"icelake-sp", "uncore_imc_free_running", 4, {{0, 4}, {1, 4}}, {0x20ff}, {0x21ff}},
+		// Sapphire Rapids: free-running boxes without read/write fall back to CAS.
+		{"sapphire-rapids", "uncore_imc", 8, {{0, 8}, {1, 8}}, {0xcf05}, {0xf005}},
+		// Zen 4: amd_umc CAS commands with rdwrmask.
+		{"zen4", "amd_umc", 4, {{0, 2}, {1, 2}}, {0x10a}, {0x20a}},
+	};
+	for (const Host &h : hosts) {
+		INFO(h.fixture);
+		PmuDevices pmus(fixture(h.fixture));
+		auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture(h.fixture)));
+		CHECK(plan.kind == h.kind);
+		auto s = summarize(plan);
+		CHECK(s.pmus.size() == h.pmus);
+		CHECK(s.reads_per_socket == h.per_socket);
+		CHECK(s.writes_per_socket == h.per_socket);
+		CHECK(s.rw_per_socket.empty());
+		CHECK(s.read_configs == h.reads);
+		CHECK(s.write_configs == h.writes);
+	}
+}
+
+TEST_CASE("Skylake-SP: each socket's channels counted on one CPU of that socket", "[pmu][uncore]")
 {
 	PmuDevices pmus(fixture("skylake-sp"));
 	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("skylake-sp")));
-	CHECK(plan.kind == "uncore_imc");
-	auto s = summarize(plan);
-	CHECK(s.pmus.size() == 6);
-	// Six channels, counted once on one CPU of each socket.
-	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 6}, {1, 6}});
-	CHECK(s.writes_per_socket == std::map<unsigned, int>{{0, 6}, {1, 6}});
-	CHECK(s.read_configs == std::set<std::uint64_t>{0x0304});
-	CHECK(s.write_configs == std::set<std::uint64_t>{0x0c04});
+	REQUIRE_FALSE(plan.events.empty());
 	for (const auto &e : plan.events) {
 		CHECK((e.cpu == 0 || e.cpu == 2));
 		CHECK(e.socket == (e.cpu == 0 ? 0u : 1u));
@@ -226,43 +259,14 @@ TEST_CASE("Skylake-SP: uncore_imc CAS counts per socket, .scale ignored", "[pmu]
 	}
 }
 
-TEST_CASE("Ice Lake-SP: free-running read/write counters win over uncore_imc, never both", "[pmu][uncore]")
+TEST_CASE("Ice Lake-SP and Zen 4: the boxes by name, never uncore_imc and free-running both", "[pmu][uncore]")
 {
-	PmuDevices pmus(fixture("icelake-sp"));
-	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("icelake-sp")));
-	CHECK(plan.kind == "uncore_imc_free_running");
-	auto s = summarize(plan);
-	CHECK(s.pmus.size() == 4);
-	for (const auto &p : s.pmus)
+	PmuDevices ice(fixture("icelake-sp"));
+	for (const auto &p : summarize(plan_uncore_dram(ice, read_cpu_identity(fixture("icelake-sp")))).pmus)
 		CHECK_THAT(p, Catch::StartsWith("uncore_imc_free_running_"));
-	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 4}, {1, 4}});
-	CHECK(s.read_configs == std::set<std::uint64_t>{0x20ff});
-	CHECK(s.write_configs == std::set<std::uint64_t>{0x21ff});
-}
-
-TEST_CASE("Sapphire Rapids: free-running boxes without read/write fall back to CAS events", "[pmu][uncore]")
-{
-	PmuDevices pmus(fixture("sapphire-rapids"));
-	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("sapphire-rapids")));
-	CHECK(plan.kind == "uncore_imc");
-	auto s = summarize(plan);
-	CHECK(s.pmus.size() == 8);
-	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 8}, {1, 8}});
-	CHECK(s.read_configs == std::set<std::uint64_t>{0xcf05});
-	CHECK(s.write_configs == std::set<std::uint64_t>{0xf005});
-}
-
-TEST_CASE("Zen 4: amd_umc CAS commands with rdwrmask per socket", "[pmu][uncore]")
-{
-	PmuDevices pmus(fixture("zen4"));
-	auto plan = plan_uncore_dram(pmus, read_cpu_identity(fixture("zen4")));
-	CHECK(plan.kind == "amd_umc");
-	auto s = summarize(plan);
-	CHECK(s.pmus == std::set<std::string>{"amd_umc_0", "amd_umc_1", "amd_umc_2", "amd_umc_3"});
-	CHECK(s.reads_per_socket == std::map<unsigned, int>{{0, 2}, {1, 2}});
-	CHECK(s.writes_per_socket == std::map<unsigned, int>{{0, 2}, {1, 2}});
-	CHECK(s.read_configs == std::set<std::uint64_t>{0x10a});
-	CHECK(s.write_configs == std::set<std::uint64_t>{0x20a});
+	PmuDevices zen4(fixture("zen4"));
+	CHECK(summarize(plan_uncore_dram(zen4, read_cpu_identity(fixture("zen4")))).pmus ==
+	      std::set<std::string>{"amd_umc_0", "amd_umc_1", "amd_umc_2", "amd_umc_3"});
 }
 
 TEST_CASE("Zen 2: amd_df DRAM channel events, reads and writes together", "[pmu][uncore]")

@@ -52,6 +52,28 @@ double value_of(const std::string &text, const std::string &series)
 	return 0;
 }
 
+// A family's expected samples: the lines starting with prefix, in order.
+struct Samples {
+	std::string prefix;
+	std::vector<std::string> lines;
+};
+
+void check_samples(const std::string &text, const std::vector<Samples> &rows)
+{
+	for (const auto &row : rows) {
+		INFO(row.prefix);
+		CHECK(grep(text, row.prefix) == row.lines);
+	}
+}
+
+void check_has_lines(const std::string &text, const std::vector<std::string> &lines)
+{
+	for (const auto &line : lines) {
+		INFO(line);
+		CHECK(has_line(text, line));
+	}
+}
+
 std::string render(const Snapshot &snap, bool per_cpu = false, const std::vector<Vm> *vms = nullptr,
 		   ExpositionFormat fmt = ExpositionFormat::Prometheus004)
 {
@@ -132,54 +154,51 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	{
 		std::string t = render(s);
 		check_structure(t);
-		CHECK(has_line(t, "# HELP hwsig_cpu_steal_seconds_total CPU time stolen by the hypervisor "
-				  "(/proc/stat steal, USER_HZ ticks / 100)."));
-		CHECK(has_line(t, "# TYPE hwsig_cpu_steal_seconds_total counter"));
-		CHECK(grep(t, "hwsig_cpu_steal_seconds_total") ==
-		      std::vector<std::string>{"hwsig_cpu_steal_seconds_total 22.1"});
-		CHECK(grep(t, "hwsig_cpu_time_seconds_total") ==
-		      std::vector<std::string>{"hwsig_cpu_time_seconds_total 1000"});
-		CHECK(has_line(t, "hwsig_schedstat_run_delay_seconds_total 1.5"));
-		// vm:NAME: the hwsig_vm_* family, never next to the host sample.
-		CHECK(has_line(t, "hwsig_vm_schedstat_run_delay_seconds_total{vm=\"web01\"} 0.25"));
-		CHECK(grep(t, "hwsig_schedstat_run_delay_seconds_total{").empty());
-		// vm:NAME/vcpu:N: vm and vcpu labels; the VM's mean is left out.
-		CHECK(grep(t, "hwsig_vm_vcpu_run_delay_seconds_total") ==
-		      std::vector<std::string>{"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
-					       "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"});
-		CHECK(grep(t, "hwsig_vcpu_run_delay_seconds_total").empty());
-		// vm:NAME/culprit:WHO: vm and culprit labels, seconds.
-		CHECK(grep(t, "hwsig_vm_wait_behind_seconds_total") ==
-		      std::vector<std::string>{
-			      "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:kernel\"} 0.001",
-			      "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"vm:batch7\"} 2.5"});
-		CHECK(grep(t, "hwsig_vm_preempted_by_total") ==
-		      std::vector<std::string>{"hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"vm:batch7\"} 40"});
-		CHECK(grep(t, "hwsig_wait_behind_seconds_total").empty());
-		// CAS as counted x 64 B, per socket only (system is their sum),
-		// with the times that scale any window of them in PromQL.
-		CHECK(grep(t, "hwsig_dram_read_bytes_total") ==
-		      std::vector<std::string>{"hwsig_dram_read_bytes_total{socket=\"0\"} 6400",
-					       "hwsig_dram_read_bytes_total{socket=\"1\"} 3200"});
-		CHECK(has_line(t, "# TYPE hwsig_pmu_enabled_seconds_total counter"));
-		CHECK(grep(t, "hwsig_pmu_enabled_seconds_total{") ==
-		      std::vector<std::string>{
-			      "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 2",
-			      "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 4"});
-		CHECK(grep(t, "hwsig_pmu_running_seconds_total{") ==
-		      std::vector<std::string>{
-			      "hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 1",
-			      "hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 1"});
+		check_has_lines(t, {"# HELP hwsig_cpu_steal_seconds_total CPU time stolen by the hypervisor "
+				    "(/proc/stat steal, USER_HZ ticks / 100).",
+				    "# TYPE hwsig_cpu_steal_seconds_total counter",
+				    "hwsig_schedstat_run_delay_seconds_total 1.5",
+				    "# TYPE hwsig_pmu_enabled_seconds_total counter",
+				    "hwsig_block_reads_total{device=\"sda\"} 42",
+				    "hwsig_block_read_bytes_total{device=\"sda\"} 172032"});
+		check_samples(
+			t,
+			{
+				{"hwsig_cpu_steal_seconds_total", {"hwsig_cpu_steal_seconds_total 22.1"}},
+				{"hwsig_cpu_time_seconds_total", {"hwsig_cpu_time_seconds_total 1000"}},
+				// vm:NAME: the hwsig_vm_* family, never next to the host sample.
+				{"hwsig_vm_schedstat_run_delay_seconds_total",
+				 {"hwsig_vm_schedstat_run_delay_seconds_total{vm=\"web01\"} 0.25"}},
+				{"hwsig_schedstat_run_delay_seconds_total{", {}},
+				// vm:NAME/vcpu:N: vm and vcpu labels; the VM's mean is left out.
+				{"hwsig_vm_vcpu_run_delay_seconds_total",
+				 {"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
+				  "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"}},
+				{"hwsig_vcpu_run_delay_seconds_total", {}},
+				// vm:NAME/culprit:WHO: vm and culprit labels, seconds.
+				{"hwsig_vm_wait_behind_seconds_total",
+				 {"hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:kernel\"} 0.001",
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"vm:batch7\"} 2.5"}},
+				{"hwsig_vm_preempted_by_total",
+				 {"hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"vm:batch7\"} 40"}},
+				{"hwsig_wait_behind_seconds_total", {}},
+				// CAS as counted x 64 B, per socket only (system is their sum),
+				// with the times that scale any window of them in PromQL.
+				{"hwsig_dram_read_bytes_total",
+				 {"hwsig_dram_read_bytes_total{socket=\"0\"} 6400",
+				  "hwsig_dram_read_bytes_total{socket=\"1\"} 3200"}},
+				{"hwsig_pmu_enabled_seconds_total{",
+				 {"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 2",
+				  "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 4"}},
+				{"hwsig_pmu_running_seconds_total{",
+				 {"hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"0\"} 1",
+				  "hwsig_pmu_running_seconds_total{counter=\"hwsig_dram_read_bytes_total\",socket=\"1\"} 1"}},
+				{"hwsig_numa_local_node_pages_total", {"hwsig_numa_local_node_pages_total{node=\"0\"} 7"}},
+				// A VM's requests: per VM only, never its per-disk split.
+				{"hwsig_vm_block_reads_total", {"hwsig_vm_block_reads_total{vm=\"web01\"} 30"}},
+				{"hwsig_involuntary_switches_total", {"hwsig_involuntary_switches_total 9"}},
+			});
 		CHECK(t.find("hwsig_pmu_running_ratio") == std::string::npos);
-		CHECK(grep(t, "hwsig_numa_local_node_pages_total") ==
-		      std::vector<std::string>{"hwsig_numa_local_node_pages_total{node=\"0\"} 7"});
-		CHECK(has_line(t, "hwsig_block_reads_total{device=\"sda\"} 42"));
-		// A VM's requests: per VM only, never its per-disk split.
-		CHECK(grep(t, "hwsig_vm_block_reads_total") ==
-		      std::vector<std::string>{"hwsig_vm_block_reads_total{vm=\"web01\"} 30"});
-		CHECK(has_line(t, "hwsig_block_read_bytes_total{device=\"sda\"} 172032"));
-		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
-		      std::vector<std::string>{"hwsig_involuntary_switches_total 9"});
 		CHECK(t.find("1234") == std::string::npos); // pid:N never exported
 		CHECK(t.find("{cpu=") == std::string::npos); // no cpu label (vcpu= is a VM's)
 		CHECK(t.find(",cpu=") == std::string::npos);
@@ -190,14 +209,14 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 	{
 		std::string t = render(s, true);
 		check_structure(t);
-		CHECK(grep(t, "hwsig_cpu_steal_seconds_total") ==
-		      std::vector<std::string>{"hwsig_cpu_steal_seconds_total{cpu=\"0\"} 10",
-					       "hwsig_cpu_steal_seconds_total{cpu=\"1\"} 12.1"});
-		// A series without cpu:N scopes keeps its system sample.
-		CHECK(grep(t, "hwsig_cpu_time_seconds_total") ==
-		      std::vector<std::string>{"hwsig_cpu_time_seconds_total 1000"});
-		CHECK(grep(t, "hwsig_involuntary_switches_total") ==
-		      std::vector<std::string>{"hwsig_involuntary_switches_total{cpu=\"3\"} 9"});
+		check_samples(t, {
+					 {"hwsig_cpu_steal_seconds_total",
+					  {"hwsig_cpu_steal_seconds_total{cpu=\"0\"} 10",
+					   "hwsig_cpu_steal_seconds_total{cpu=\"1\"} 12.1"}},
+					 // A series without cpu:N scopes keeps its system sample.
+					 {"hwsig_cpu_time_seconds_total", {"hwsig_cpu_time_seconds_total 1000"}},
+					 {"hwsig_involuntary_switches_total", {"hwsig_involuntary_switches_total{cpu=\"3\"} 9"}},
+				 });
 	}
 }
 
@@ -214,17 +233,17 @@ TEST_CASE("prometheus: gauges", "[render_prometheus]")
 	s.add_gauge(series::kHugepageUtilization, "node:1/hugepages:2048kB", 0.25, "sysfs");
 	std::string t = render(s);
 	check_structure(t);
-	CHECK(has_line(t, "hwsig_pressure_cpu_some_avg10_ratio 0.125"));
-	CHECK(has_line(t, "hwsig_pressure_io_full_avg10_ratio 0.221"));
-	CHECK(has_line(t, "hwsig_thp_anon_bytes 4194304"));
-	CHECK(grep(t, "hwsig_thermal_headroom_celsius") ==
-	      std::vector<std::string>{"hwsig_thermal_headroom_celsius{zone=\"acpitz.0\"} 40.5",
-				       "hwsig_thermal_headroom_celsius{zone=\"coretemp.0/Core_1\"} 12"});
-	CHECK(grep(t, "hwsig_hugepage_utilization_ratio") ==
-	      std::vector<std::string>{"hwsig_hugepage_utilization_ratio{size=\"2048kB\"} 0.5"});
-	CHECK(grep(t, "hwsig_node_hugepage_utilization_ratio") ==
-	      std::vector<std::string>{"hwsig_node_hugepage_utilization_ratio{node=\"1\",size=\"2048kB\"} 0.25"});
-	CHECK(has_line(t, "# TYPE hwsig_thermal_headroom_celsius gauge"));
+	check_has_lines(t, {"hwsig_pressure_cpu_some_avg10_ratio 0.125", "hwsig_pressure_io_full_avg10_ratio 0.221",
+			    "hwsig_thp_anon_bytes 4194304", "# TYPE hwsig_thermal_headroom_celsius gauge"});
+	check_samples(t, {
+				 {"hwsig_thermal_headroom_celsius",
+				  {"hwsig_thermal_headroom_celsius{zone=\"acpitz.0\"} 40.5",
+				   "hwsig_thermal_headroom_celsius{zone=\"coretemp.0/Core_1\"} 12"}},
+				 {"hwsig_hugepage_utilization_ratio",
+				  {"hwsig_hugepage_utilization_ratio{size=\"2048kB\"} 0.5"}},
+				 {"hwsig_node_hugepage_utilization_ratio",
+				  {"hwsig_node_hugepage_utilization_ratio{node=\"1\",size=\"2048kB\"} 0.25"}},
+			 });
 }
 
 TEST_CASE("prometheus: log2 histograms as cumulative buckets in seconds", "[render_prometheus]")
@@ -339,15 +358,18 @@ TEST_CASE("prometheus: vhost queues carry vm and queue labels, VM names escaped"
 	std::string t = render(s, false, &vms);
 	check_structure(t);
 	const std::string vm = "vm=\"we\\\"b\\\\01\"";
-	CHECK(has_line(t, "hwsig_vm_info{" + vm + ",pid=\"2101\"} 1"));
 	CHECK(grep(t, "hwsig_vhost_ring_stalls_total") ==
 	      std::vector<std::string>{"hwsig_vhost_ring_stalls_total{" + vm + ",queue=\"0-rx\"} 4"});
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=\"7\"} 0"));
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=\"8\"} 200"));
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=\"127\"} 200"));
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=\"65535\"} 201"));
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=\"+Inf\"} 201"));
-	CHECK(has_line(t, "hwsig_vhost_queue_depth_count{vm=\"pid-999\",queue=\"1-tx\"} 201"));
+	const std::string rx = "hwsig_vhost_queue_depth_bucket{" + vm + ",queue=\"0-rx\",le=";
+	check_has_lines(t, {
+				   "hwsig_vm_info{" + vm + ",pid=\"2101\"} 1",
+				   rx + "\"7\"} 0",
+				   rx + "\"8\"} 200",
+				   rx + "\"127\"} 200",
+				   rx + "\"65535\"} 201",
+				   rx + "\"+Inf\"} 201",
+				   "hwsig_vhost_queue_depth_count{vm=\"pid-999\",queue=\"1-tx\"} 201",
+			   });
 	// _sum: 200 x 8 + 1 x (32768 + 65535) / 2.
 	CHECK(value_of(t, "hwsig_vhost_queue_depth_sum{vm=\"pid-999\",queue=\"1-tx\"}") == 1600 + 49151.5);
 	// The per-VM and system aggregates are sums of the queues: left out.
@@ -432,16 +454,18 @@ TEST_CASE("openmetrics: family names without _total, UNIT, info, # EOF", "[rende
 	CHECK(grep(t, "# EOF").size() == 1);
 	CHECK(grep(t, "# TYPE hwsig_cpu_steal_seconds") ==
 	      std::vector<std::string>{"# TYPE hwsig_cpu_steal_seconds counter"});
-	CHECK(has_line(t, "# UNIT hwsig_cpu_steal_seconds seconds"));
-	CHECK(has_line(t, "# HELP hwsig_cpu_steal_seconds CPU time stolen by the hypervisor (/proc/stat steal, "
-			  "USER_HZ ticks / 100)."));
-	CHECK(has_line(t, "hwsig_cpu_steal_seconds_total 22.1"));
-	CHECK(has_line(t, "# TYPE hwsig_build info"));
-	CHECK(has_line(t, "hwsig_build_info{version=\"1.2.3\"} 1"));
-	CHECK(has_line(t, "# TYPE hwsig_block_latency_seconds histogram"));
-	CHECK(has_line(t, "# UNIT hwsig_block_latency_seconds seconds"));
-	CHECK(has_line(t, "hwsig_block_latency_seconds_bucket{device=\"sda\",le=\"2e-06\"} 1"));
-	CHECK(has_line(t, "hwsig_block_latency_seconds_bucket{device=\"sda\",le=\"+Inf\"} 2"));
+	check_has_lines(t, {
+				   "# UNIT hwsig_cpu_steal_seconds seconds",
+				   "# HELP hwsig_cpu_steal_seconds CPU time stolen by the hypervisor (/proc/stat steal, "
+				   "USER_HZ ticks / 100).",
+				   "hwsig_cpu_steal_seconds_total 22.1",
+				   "# TYPE hwsig_build info",
+				   "hwsig_build_info{version=\"1.2.3\"} 1",
+				   "# TYPE hwsig_block_latency_seconds histogram",
+				   "# UNIT hwsig_block_latency_seconds seconds",
+				   "hwsig_block_latency_seconds_bucket{device=\"sda\",le=\"2e-06\"} 1",
+				   "hwsig_block_latency_seconds_bucket{device=\"sda\",le=\"+Inf\"} 2",
+			   });
 	CHECK(t.find("_total counter") == std::string::npos);
 	// 0.0.4 of the same: no EOF, no UNIT, _total in TYPE.
 	std::string p = render(s);
@@ -461,19 +485,29 @@ TEST_CASE("openmetrics: HELP escapes quotes, 0.0.4 does not", "[render_prometheu
 TEST_CASE("negotiate_format and content_type", "[render_prometheus]")
 {
 	using F = ExpositionFormat;
-	CHECK(negotiate_format("") == F::Prometheus004);
-	CHECK(negotiate_format("*/*") == F::Prometheus004);
-	CHECK(negotiate_format("text/plain; version=0.0.4") == F::Prometheus004);
-	CHECK(negotiate_format("application/openmetrics-text") == F::OpenMetrics100);
-	CHECK(negotiate_format("application/openmetrics-text; version=1.0.0") == F::OpenMetrics100);
-	CHECK(negotiate_format("Application/OpenMetrics-Text;Version=\"1.0.0\"") == F::OpenMetrics100);
-	CHECK(negotiate_format("application/openmetrics-text; version=0.0.1") == F::Prometheus004);
-	CHECK(negotiate_format("application/openmetrics-text; version=1.0.0; q=0") == F::Prometheus004);
-	// What Prometheus 2.x sends.
-	CHECK(negotiate_format("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
-			       "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") == F::OpenMetrics100);
-	CHECK(negotiate_format("application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5") ==
-	      F::Prometheus004);
+	struct Accept {
+		const char *header;
+		F format;
+	};
+	for (const Accept a : {
+		     Accept{"", F::Prometheus004},
+		     Accept{"*/*", F::Prometheus004},
+		     Accept{"text/plain; version=0.0.4", F::Prometheus004},
+		     Accept{"application/openmetrics-text", F::OpenMetrics100},
+		     Accept{"application/openmetrics-text; version=1.0.0", F::OpenMetrics100},
+		     Accept{"Application/OpenMetrics-Text;Version=\"1.0.0\"", F::OpenMetrics100},
+		     Accept{"application/openmetrics-text; version=0.0.1", F::Prometheus004},
+		     Accept{"application/openmetrics-text; version=1.0.0; q=0", F::Prometheus004},
+		     // What Prometheus 2.x sends.
+		     Accept{"application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+			    "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+			    F::OpenMetrics100},
+		     Accept{"application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5",
+			    F::Prometheus004},
+	     }) {
+		INFO("Accept: " << a.header);
+		CHECK(negotiate_format(a.header) == a.format);
+	}
 	CHECK(content_type(F::Prometheus004) == "text/plain; version=0.0.4; charset=utf-8");
 	CHECK(content_type(F::OpenMetrics100) == "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
@@ -556,15 +590,17 @@ TEST_CASE("prometheus: per-VM PMU counts and their enabled and running times", "
 	s.add_counter(series::kPmuCycles, "pid:4242", CounterPoint{80, {10, 0.125e9, 0.125e9, 0}}, "perf");
 	std::string t = render(s);
 	check_structure(t);
-	CHECK(grep(t, "hwsig_cpu_cycles_total") == std::vector<std::string>{"hwsig_cpu_cycles_total 4000"});
-	CHECK(grep(t, "hwsig_vm_cpu_cycles_total") ==
-	      std::vector<std::string>{"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 1000"});
-	CHECK(grep(t, "hwsig_pmu_enabled_seconds_total{") ==
-	      std::vector<std::string>{"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 2",
-				       "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 4"});
-	CHECK(grep(t, "hwsig_pmu_running_seconds_total{") ==
-	      std::vector<std::string>{"hwsig_pmu_running_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 1",
-				       "hwsig_pmu_running_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 1"});
+	check_samples(
+		t, {
+			   {"hwsig_cpu_cycles_total", {"hwsig_cpu_cycles_total 4000"}},
+			   {"hwsig_vm_cpu_cycles_total", {"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 1000"}},
+			   {"hwsig_pmu_enabled_seconds_total{",
+			    {"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 2",
+			     "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 4"}},
+			   {"hwsig_pmu_running_seconds_total{",
+			    {"hwsig_pmu_running_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 1",
+			     "hwsig_pmu_running_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 1"}},
+		   });
 	CHECK(t.find("0.125") == std::string::npos); // pid:N is not exported
 }
 
@@ -582,17 +618,14 @@ TEST_CASE("prometheus: resctrl per VM and host-wide", "[render_prometheus][resct
 	vms[0].name = "web01";
 	std::string t = render(s, false, &vms);
 	check_structure(t);
-	CHECK(grep(t, "hwsig_llc_occupancy_bytes") == std::vector<std::string>{"hwsig_llc_occupancy_bytes 20971520"});
-	CHECK(grep(t, "hwsig_vm_llc_occupancy_bytes") ==
-	      std::vector<std::string>{"hwsig_vm_llc_occupancy_bytes{vm=\"web01\"} 4194304"});
-	CHECK(grep(t, "hwsig_mbm_total_bytes_total") ==
-	      std::vector<std::string>{"hwsig_mbm_total_bytes_total 1500000000"});
-	CHECK(grep(t, "hwsig_vm_mbm_total_bytes_total") ==
-	      std::vector<std::string>{"hwsig_vm_mbm_total_bytes_total{vm=\"web01\"} 100000000"});
-	CHECK(grep(t, "hwsig_mbm_local_bytes_total") ==
-	      std::vector<std::string>{"hwsig_mbm_local_bytes_total 1250000000"});
-	CHECK(grep(t, "hwsig_vm_mbm_local_bytes_total") ==
-	      std::vector<std::string>{"hwsig_vm_mbm_local_bytes_total{vm=\"web01\"} 60000000"});
-	CHECK(has_line(t, "# TYPE hwsig_vm_mbm_local_bytes_total counter"));
-	CHECK(has_line(t, "# TYPE hwsig_llc_occupancy_bytes gauge"));
+	check_samples(t, {
+				 {"hwsig_llc_occupancy_bytes", {"hwsig_llc_occupancy_bytes 20971520"}},
+				 {"hwsig_vm_llc_occupancy_bytes", {"hwsig_vm_llc_occupancy_bytes{vm=\"web01\"} 4194304"}},
+				 {"hwsig_mbm_total_bytes_total", {"hwsig_mbm_total_bytes_total 1500000000"}},
+				 {"hwsig_vm_mbm_total_bytes_total",
+				  {"hwsig_vm_mbm_total_bytes_total{vm=\"web01\"} 100000000"}},
+				 {"hwsig_mbm_local_bytes_total", {"hwsig_mbm_local_bytes_total 1250000000"}},
+				 {"hwsig_vm_mbm_local_bytes_total", {"hwsig_vm_mbm_local_bytes_total{vm=\"web01\"} 60000000"}},
+			 });
+	check_has_lines(t, {"# TYPE hwsig_vm_mbm_local_bytes_total counter", "# TYPE hwsig_llc_occupancy_bytes gauge"});
 }

@@ -69,27 +69,24 @@ TEST_CASE("ring reader counts exactly the records a slow reader lost", "[ring]")
 	for (auto &r : out)
 		CHECK(same_as_expected(r, 0));
 
-	for (int i = 0; i < 5; i++)
-		w.write(0);
-	out.clear();
-	st = reader.read_cpu(0, out);
-	CHECK(st.accepted == 5);
-	CHECK(st.lost == 0);
 	CHECK(reader.lost(0) == 92);
 
-	// Exactly one ring's worth late: nothing lost; one more: one lost.
-	for (int i = 0; i < 8; i++)
-		w.write(0);
-	out.clear();
-	st = reader.read_cpu(0, out);
-	CHECK(st.accepted == 8);
-	CHECK(st.lost == 0);
-	for (int i = 0; i < 9; i++)
-		w.write(0);
-	out.clear();
-	st = reader.read_cpu(0, out);
-	CHECK(st.accepted == 8);
-	CHECK(st.lost == 1);
+	// Then each round writes, reads, and counts: exactly one ring's worth
+	// late loses nothing; one more loses one.
+	struct Round {
+		int written;
+		std::uint64_t accepted, lost;
+	};
+	for (const Round r : {Round{5, 5, 0}, Round{8, 8, 0}, Round{9, 8, 1}}) {
+		INFO(r.written << " written since the last read");
+		for (int i = 0; i < r.written; i++)
+			w.write(0);
+		out.clear();
+		st = reader.read_cpu(0, out);
+		CHECK(st.accepted == r.accepted);
+		CHECK(st.lost == r.lost);
+	}
+	CHECK(reader.lost(0) == 93);
 }
 
 TEST_CASE("Start::Newest skips what was written before the reader opened", "[ring]")
@@ -305,77 +302,71 @@ std::string refusal(RingWriter &w, std::size_t length)
 
 TEST_CASE("control page validation refuses every out-of-bounds field", "[ring]")
 {
-	SECTION("incompatible module: both versions in the message")
-	{
-		RingWriter w(1, 8);
-		w.control()->abi_version = 7;
-		w.control()->compat_version = 5;
-		const std::string msg = refusal(w, w.length());
-		CHECK_THAT(msg, Catch::Contains("ABI 7"));
-		CHECK_THAT(msg, Catch::Contains(">= 5"));
-		CHECK_THAT(msg, Catch::Contains("this reader is ABI " + std::to_string(HWSIG_ABI_VERSION)));
-	}
-	SECTION("module older than the reader supports")
-	{
-		RingWriter w(1, 8);
-		w.control()->abi_version = 0;
-		w.control()->compat_version = 0;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("ABI 0"));
-	}
-	SECTION("a newer but compatible module is accepted")
-	{
-		RingWriter w(1, 8);
-		w.control()->abi_version = HWSIG_ABI_VERSION + 1;
-		w.control()->compat_version = HWSIG_ABI_VERSION;
-		CHECK(refusal(w, w.length()).empty());
-	}
-	SECTION("mapping shorter than the rings")
-	{
-		RingWriter w(2, 8);
-		CHECK_THAT(refusal(w, w.length() - 8), Catch::Contains("past the"));
-		CHECK_THAT(refusal(w, 100), Catch::Contains("smaller than"));
-	}
-	SECTION("ring_records not a power of two")
-	{
-		RingWriter w(1, 8);
-		w.control()->ring_records = 6;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("ring_records = 6"));
-	}
-	SECTION("ring larger than its stride")
-	{
-		RingWriter w(1, 8);
-		w.control()->ring_records = 16;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("ring_stride"));
-	}
-	SECTION("record size from another ABI")
-	{
-		RingWriter w(1, 8);
-		w.control()->record_size = 256;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("record_size = 256"));
-	}
-	SECTION("overflowing geometry")
-	{
-		RingWriter w(1, 8);
-		w.control()->nr_cpu_ids = 60000;
-		w.control()->ring_stride = ~0ull & ~7ull;
-		CHECK_FALSE(refusal(w, w.length()).empty());
-		w.control()->nr_cpu_ids = 0;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("nr_cpu_ids = 0"));
-	}
-	SECTION("offsets overlapping the headers")
-	{
-		RingWriter w(1, 8);
-		w.control()->data_offset = 64;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("data_offset"));
-		w.control()->data_offset = 4096;
-		w.control()->ring_offset = 0;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("ring_offset"));
-	}
-	SECTION("too many events")
-	{
-		RingWriter w(1, 8);
-		w.control()->nr_events = HWSIG_MAX_EVENTS + 1;
-		CHECK_THAT(refusal(w, w.length()), Catch::Contains("nr_events"));
+	// Each row changes a valid control page (its CPUs, 8 records each) and
+	// maps `cut` bytes less (or only `length` bytes); the reader must
+	// refuse it with every phrase of `says`, or accept it when there is none.
+	const std::vector<std::string> any_reason = {""};
+	struct Row {
+		const char *what;
+		unsigned cpus;
+		void (*change)(hwsig_control_page *);
+		std::vector<std::string> says;
+		std::size_t cut = 0, length = 0;
+	};
+	const std::string reader_abi = "this reader is ABI " + std::to_string(HWSIG_ABI_VERSION);
+	const Row rows[] = {
+		{"incompatible module: both versions in the message", 1,
+		 [](hwsig_control_page *c) {
+			 c->abi_version = 7;
+			 c->compat_version = 5;
+		 },
+		 {"ABI 7", ">= 5", reader_abi}},
+		{"module older than the reader supports", 1,
+		 [](hwsig_control_page *c) {
+			 c->abi_version = 0;
+			 c->compat_version = 0;
+		 },
+		 {"ABI 0"}},
+		{"a newer but compatible module is accepted", 1,
+		 [](hwsig_control_page *c) {
+			 c->abi_version = HWSIG_ABI_VERSION + 1;
+			 c->compat_version = HWSIG_ABI_VERSION;
+		 },
+		 {}},
+		{"mapping shorter than the rings", 2, [](hwsig_control_page *) {}, {"past the"}, 8},
+		{"mapping shorter than the control page", 2, [](hwsig_control_page *) {}, {"smaller than"}, 0, 100},
+		{"ring_records not a power of two", 1, [](hwsig_control_page *c) { c->ring_records = 6; }, {"ring_records = 6"}},
+		{"ring larger than its stride", 1, [](hwsig_control_page *c) { c->ring_records = 16; }, {"ring_stride"}},
+		{"record size from another ABI", 1, [](hwsig_control_page *c) { c->record_size = 256; }, {"record_size = 256"}},
+		{"overflowing geometry", 1,
+		 [](hwsig_control_page *c) {
+			 c->nr_cpu_ids = 60000;
+			 c->ring_stride = ~0ull & ~7ull;
+		 },
+		 any_reason},
+		{"overflowing geometry without CPUs", 1,
+		 [](hwsig_control_page *c) {
+			 c->nr_cpu_ids = 0;
+			 c->ring_stride = ~0ull & ~7ull;
+		 },
+		 {"nr_cpu_ids = 0"}},
+		{"data offset overlapping the headers", 1, [](hwsig_control_page *c) { c->data_offset = 64; }, {"data_offset"}},
+		{"ring offset overlapping the headers", 1,
+		 [](hwsig_control_page *c) {
+			 c->data_offset = 4096;
+			 c->ring_offset = 0;
+		 },
+		 {"ring_offset"}},
+		{"too many events", 1, [](hwsig_control_page *c) { c->nr_events = HWSIG_MAX_EVENTS + 1; }, {"nr_events"}},
+	};
+	for (const Row &row : rows) {
+		INFO(row.what);
+		RingWriter w(row.cpus, 8);
+		row.change(w.control());
+		const std::string msg = refusal(w, row.length ? row.length : w.length() - row.cut);
+		CHECK(msg.empty() == row.says.empty());
+		for (const auto &phrase : row.says)
+			CHECK_THAT(msg, Catch::Contains(phrase));
 	}
 }
 

@@ -134,12 +134,6 @@ TEST_CASE("thread, fd and status parsers", "[vm][parse]")
 	CHECK_FALSE(parse_vcpu_fd_target("anon_inode:kvm-vcpu:").has_value());
 	CHECK_FALSE(parse_vcpu_fd_target("anon_inode:kvm-vm").has_value());
 
-	CHECK(status_is_dead("Name:\tq\nState:\tZ (zombie)\n"));
-	CHECK(status_is_dead("State:\tX (dead)\n"));
-	CHECK_FALSE(status_is_dead("Name:\tq\nState:\tS (sleeping)\n"));
-	CHECK_FALSE(status_is_dead("Name:\tq\n"));
-	CHECK_FALSE(status_is_dead(""));
-
 	CHECK(printable_name("evil\nname\x1b[31m") == "evil_name_[31m");
 }
 

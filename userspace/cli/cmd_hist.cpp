@@ -3,35 +3,28 @@
 // exact rows below 64, log2 rows above). Each interval shows what happened
 // during that interval (the difference of two cumulative reads).
 #include <boost/program_options.hpp>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "hist_common.h"
-#include "hist_daemon.h"
+#include "hist_view.h"
 #include "snapshot_feed.h"
-#include "interrupt.h"
-#include "hwsig/histogram.h"
-#include "hwsig/histogram_print.h"
 
 #ifdef HWSIG_HAVE_BPF
 #include <linux/types.h>
-#include <unistd.h>
 
-#include "block_collector.h"
-#include "hwsig/block_device.h"
-#include "hwsig_sched.h" // HWSIG_SCHED_MAX_PROCS: processes the sched collector selects at once
-#include "sched_collector.h"
-#include "vhost_collector.h"
+#include "hwsig/error.h"
 #include "hwsig/fs.h"
-#include "hwsig/vhost.h"
+#include "hwsig/scope.h"
+#include "hwsig/source_bpf.h"
 #include "hwsig/vm_discovery.h"
+#include "hwsig_sched.h" // HWSIG_SCHED_MAX_PROCS: processes the sched collector selects at once
 #endif
 
 namespace po = boost::program_options;
@@ -85,29 +78,15 @@ int cmd_hist(const std::vector<std::string> &args)
 
 namespace {
 
-using hwsig::Histogram;
 using namespace hwsigctl::hist;
 
-std::string comm_of(const std::string &root, int pid)
+// -P without -p: none when there are QEMU/KVM guests (the sampler follows
+// those, as vm:NAME), else every process (up to the table's size).
+std::vector<int> processes_unless_guests(const std::string &root)
 {
-	hwsig::FileRead r = hwsig::read_file(hwsig::join_path(root, "proc/" + std::to_string(pid) + "/comm"), 256);
-	if (!r.data)
-		return "?";
-	std::string s = *r.data;
-	while (!s.empty() && s.back() == '\n')
-		s.pop_back();
-	return s;
-}
-
-// -P without -p: the QEMU/KVM guests, else every process (up to the
-// table's size).
-std::vector<int> default_processes(const std::string &root)
-{
+	if (!hwsig::discover_vms(root).empty())
+		return {};
 	std::vector<int> pids;
-	for (const auto &vm : hwsig::discover_vms(root))
-		pids.push_back(vm.pid);
-	if (!pids.empty())
-		return pids;
 	for (const auto &name : hwsig::list_dir(hwsig::join_path(root, "proc"))) {
 		if (name.find_first_not_of("0123456789") != std::string::npos)
 			continue;
@@ -116,153 +95,119 @@ std::vector<int> default_processes(const std::string &root)
 	return pids;
 }
 
-int run_runq(const HistOptions &o)
+// The one BPF source o's histogram comes from, in this process.
+hwsig::SourcePtr local_source(const HistOptions &o)
 {
-	hwsig::SchedCollector collector(hwsig::BpfAttach::Auto, o.ms);
+	if (o.what == "vhost")
+		return hwsig::make_bpf_vhost_source();
+	if (o.what == "bio")
+		return hwsig::make_bpf_block_source(o.ms);
 	std::vector<int> pids = o.pids;
 	if (o.per_process && pids.empty())
-		pids = default_processes(o.root);
-	std::size_t skipped = 0;
-	for (int pid : pids)
-		if (!collector.select(pid))
-			++skipped;
-	if (skipped)
+		pids = processes_unless_guests(o.root);
+	return hwsig::make_bpf_sched_source(std::move(pids), o.ms);
+}
+
+// Why this process's source has nothing to show (it could not attach:
+// privileges, no vhost_net): it then says why for every one of its ids at
+// system, not for some of them or at some scopes.
+std::optional<std::string> local_failure(const hwsig::Snapshot &s, const std::vector<std::string> &ids)
+{
+	std::map<std::string, std::string> why; // id -> its reason at system
+	for (const auto &note : s.unavailable())
+		if (note.scope == "system")
+			why.emplace(note.id, note.reason);
+	for (const auto &id : ids)
+		if (!why.count(id))
+			return std::nullopt;
+	return ids.empty() ? std::nullopt : std::optional<std::string>(why[ids.front()]);
+}
+
+// The processes (-p, -P) and guests the scheduler program had no room for:
+// the source says so at their scopes.
+std::size_t processes_not_selected(const hwsig::Snapshot &s, const std::vector<std::string> &ids)
+{
+	std::set<std::string> scopes;
+	for (const auto &note : s.unavailable()) {
+		const auto kind = hwsig::Scope::parse(note.scope).kind();
+		if (!ids.empty() && note.id == ids.front() &&
+		    (kind == hwsig::Scope::Kind::Pid || kind == hwsig::Scope::Kind::Vm))
+			scopes.insert(note.scope);
+	}
+	return scopes.size();
+}
+
+const char *banner_of(const HistOptions &o)
+{
+	if (o.what == "runq")
+		return "Tracing run queue latency";
+	return o.what == "bio" ? "Tracing block device I/O" : "Tracing vhost-net virtqueue depths";
+}
+
+// What an interval without a row says.
+const char *empty_note(const HistOptions &o, bool through_daemon)
+{
+	if (o.what == "vhost")
+		return "no vhost-net virtqueue has been handled yet";
+	if (!through_daemon || (o.what == "bio" && !o.per_disk))
+		return "";
+	return o.per_process ? "no QEMU/KVM guest followed by hwsigd" : "no samples";
+}
+
+// Options that need collectors of this process's own (per-process
+// selection, millisecond slots): refused with the way out.
+std::optional<int> refused_by_daemon(const HistOptions &o)
+{
+	const char *why_not = nullptr;
+	if (!o.pids.empty())
+		why_not = "-p selects processes in the scheduler program, which hwsigd shares";
+	else if (o.ms)
+		why_not = "-m needs millisecond slots, hwsigd's programs count microseconds";
+	if (!why_not)
+		return std::nullopt;
+	std::fprintf(stderr,
+		     "hwsigctl hist: hwsigd runs: %s; pass --no-daemon to load a second copy of the programs for "
+		     "this run\n",
+		     why_not);
+	return 1;
+}
+
+// The interval loop: each interval is printed as the difference from the
+// snapshot before it, the first one from `first` (taken before the banner:
+// the collectors attached).
+int run(const HistOptions &o, hwsigctl::SnapshotFeed &feed, const hwsig::Snapshot &first, const std::string &banner,
+	bool through_daemon)
+{
+	HistView view(o, empty_note(o, through_daemon));
+	view.start(first, feed.vms());
+	return interval_loop(o, banner.c_str(), [&] { view.print(feed.take(), feed.vms()); });
+}
+
+int run_local(const HistOptions &o)
+{
+	std::vector<hwsig::SourcePtr> sources;
+	sources.push_back(local_source(o));
+	auto feed = hwsigctl::sampler_feed(std::move(sources), o.root);
+	const hwsig::Snapshot first = feed->take();
+	const auto ids = feed->claimed_ids();
+	if (auto why = local_failure(first, ids)) {
+		std::fprintf(stderr, "hwsigctl hist: %s\n", why->c_str());
+		return 1;
+	}
+	if (std::size_t skipped = processes_not_selected(first, ids))
 		std::fprintf(stderr, "hwsigctl hist: %zu processes not shown (at most %d at once)\n", skipped,
 			     HWSIG_SCHED_MAX_PROCS);
-	const char *unit = o.ms ? "msecs" : "usecs";
-	auto pick = [&](const hwsig::SchedCounts &c) {
-		if (o.kind == "wakeup")
-			return c.wakeup_wait_us;
-		if (o.kind == "preempt")
-			return c.preempt_wait_us;
-		return c.wait_us();
-	};
-	std::map<std::string, Histogram> prev;
-	auto show = [&](const std::string &key, const std::string &title, const Histogram &cur) {
-		Histogram d = diff(prev[key], cur);
-		prev[key] = cur;
-		if (!title.empty())
-			std::printf("\n%s\n", title.c_str());
-		hwsig::print_log2_hist(stdout, d, unit);
-	};
-	// A guest is labelled by its VM name (every QEMU's comm is the same).
-	std::map<int, std::string> vm_names;
-	if (o.per_process || !o.pids.empty())
-		for (const auto &vm : hwsig::discover_vms(o.root))
-			vm_names[vm.pid] = vm.name;
-	auto title = [&](int pid) {
-		auto it = vm_names.find(pid);
-		if (it != vm_names.end())
-			return "vm = " + it->second + " (pid " + std::to_string(pid) + ")";
-		return "pid = " + std::to_string(pid) + " " + comm_of(o.root, pid);
-	};
-	return interval_loop(o, "Tracing run queue latency", [&] {
-		if (o.per_process || !o.pids.empty()) {
-			for (int pid : collector.selected()) {
-				auto c = collector.process(pid);
-				if (c && c->runs)
-					show("pid:" + std::to_string(pid), title(pid), pick(*c));
-			}
-			return;
-		}
-		auto cpus = collector.per_cpu();
-		if (o.per_cpu) {
-			for (std::size_t cpu = 0; cpu < cpus.size(); ++cpu)
-				show("cpu:" + std::to_string(cpu), "cpu = " + std::to_string(cpu), pick(cpus[cpu]));
-			return;
-		}
-		hwsig::SchedCounts all = cpus.empty() ? hwsig::SchedCounts{} : cpus[0];
-		for (std::size_t cpu = 1; cpu < cpus.size(); ++cpu)
-			all += cpus[cpu];
-		show("system", "", pick(all));
-	});
+	return run(o, *feed, first, banner_of(o), false);
 }
 
-int run_bio(const HistOptions &o)
+int run_through_daemon(const HistOptions &o, std::unique_ptr<hwsig::DaemonClient> client)
 {
-	hwsig::BlockCollector collector(hwsig::BpfAttach::Auto, o.ms);
-	const char *unit = o.size ? "kbytes" : o.seek ? "sectors" : o.ms ? "msecs" : "usecs";
-	auto pick = [&](const hwsig::BlockCounts &c) {
-		if (o.size)
-			return c.size_kib;
-		if (o.seek)
-			return c.seek_sectors;
-		if (o.queue)
-			return c.queue_us;
-		return c.latency_us;
-	};
-	std::map<std::string, Histogram> prev;
-	return interval_loop(o, "Tracing block device I/O", [&] {
-		Histogram all;
-		for (const auto &[dev, c] : collector.devices()) {
-			std::string disk = hwsig::block_dev_label(o.root, dev);
-			Histogram d = diff(prev[disk], pick(c));
-			prev[disk] = pick(c);
-			if (o.per_disk) {
-				if (d.total() == 0)
-					continue;
-				std::printf("\ndisk = %s\n", disk.c_str());
-				hwsig::print_log2_hist(stdout, d, unit);
-			} else {
-				all += d;
-			}
-		}
-		if (!o.per_disk)
-			hwsig::print_log2_hist(stdout, all, unit);
-	});
-}
-
-int run_vhost(const HistOptions &o)
-{
-	hwsig::VhostCollector collector(hwsig::VhostAttach::Auto, o.root);
-	std::map<std::string, Histogram> prev;
-	std::map<std::string, std::uint64_t> prev_stalls;
-	std::string banner = std::string("Tracing vhost-net virtqueue depths (") +
-			     hwsig::vhost_attach_name(collector.attached_as()) + ")";
-	return interval_loop(o, banner.c_str(), [&] {
-		auto vms = hwsig::discover_vms(o.root);
-		auto views = hwsig::name_vhost_queues(collector.queues(), &vms, [&](std::uint32_t tid) {
-			return hwsig::vhost_worker_owner(o.root, tid);
-		});
-		// What to print: a title and counts per queue, or per VM.
-		struct Row {
-			std::string title;
-			hwsig::VhostQueueCounts c;
-			bool rx = true;
-		};
-		std::map<std::string, Row> rows;
-		for (const auto &v : views) {
-			std::string vm = v.vm_scope.empty() ? "" : v.vm_scope.substr(3);
-			if (o.per_vm) {
-				std::string key = vm.empty() ? "pid " + std::to_string(v.owner) : "vm " + vm;
-				Row &r = rows[key];
-				r.title = vm.empty() ? "owner = " + std::to_string(v.owner) + " (not a discovered VM)"
-						     : "vm = " + vm + " (pid " + std::to_string(v.owner) + ")";
-				r.c += v.counts;
-			} else {
-				Row &r = rows[v.scope];
-				r.title = "vq = " + v.scope + (vm.empty() ? "" : " vm = " + vm) +
-					  " worker = " + std::to_string(v.key.worker_tid);
-				r.c = v.counts;
-				r.rx = !v.key.tx;
-			}
-		}
-		if (rows.empty())
-			std::printf("no vhost-net virtqueue has been handled yet\n");
-		for (const auto &[key, r] : rows) {
-			Histogram d = diff(prev[key], r.c.depth);
-			prev[key] = r.c.depth;
-			std::uint64_t stalls = r.c.stalls - std::min(r.c.stalls, prev_stalls[key]);
-			prev_stalls[key] = r.c.stalls;
-			std::printf("\n%s\n", r.title.c_str());
-			if (r.rx)
-				std::printf("ring stalls = %llu\n", static_cast<unsigned long long>(stalls));
-			hwsig::print_linear_log2_hist(stdout, d, "depth");
-		}
-		if (std::uint64_t dropped = collector.dropped())
-			std::printf("\n%llu handler runs not counted: queue map full\n",
-				    static_cast<unsigned long long>(dropped));
-	});
+	if (auto refused = refused_by_daemon(o))
+		return *refused;
+	const std::string banner = std::string(banner_of(o)) + " (through hwsigd at " + client->path() + ")";
+	auto feed = hwsigctl::daemon_feed(std::move(client));
+	const hwsig::Snapshot first = feed->take();
+	return run(o, *feed, first, banner, true);
 }
 
 // [interval [count]] after the histogram's name.
@@ -369,27 +314,14 @@ int cmd_hist(const std::vector<std::string> &args)
 			std::fprintf(stderr, "hwsigctl hist: no process with pid %d\n", pid);
 			return 1;
 		}
-	if (o.root == "/" && !o.no_daemon) {
-		try {
-			if (auto client = hwsig::DaemonClient::connect_if_running(daemon_socket_path()))
-				return hist::run_from_daemon(o, *client);
-		} catch (const hwsig::Error &e) {
-			std::fprintf(stderr, "hwsigctl hist: %s\n", e.what());
-			return 1;
-		}
-	}
 	try {
-		if (o.what == "vhost")
-			return run_vhost(o);
-		return o.what == "runq" ? run_runq(o) : run_bio(o);
+		if (o.root == "/" && !o.no_daemon)
+			if (auto client = hwsig::DaemonClient::connect_if_running(daemon_socket_path()))
+				return run_through_daemon(o, std::move(client));
+		return run_local(o);
 	} catch (const hwsig::Error &e) {
-		// Not libbpf's probe text (RLIMIT_MEMLOCK, CONFIG_BPF_SYSCALL):
-		// the one thing to do.
-		if (e.err() == EPERM || (e.err() == EACCES && geteuid() != 0)) {
-			std::fprintf(stderr, "hwsigctl hist: needs root (CAP_BPF and CAP_PERFMON)\n");
-			return 1;
-		}
-		throw;
+		std::fprintf(stderr, "hwsigctl hist: %s\n", e.what());
+		return 1;
 	}
 }
 

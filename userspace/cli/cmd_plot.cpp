@@ -94,20 +94,9 @@ int cmd_plot(const std::vector<std::string> &args)
 		return usage_error("plot", "where to? -o OUT.svg (or -o - for standard output)");
 
 	hwsig::Thresholds thresholds;
-	if (!thresholds_file.empty()) {
-		auto text = hwsig::read_file(thresholds_file);
-		if (!text.data) {
-			std::fprintf(stderr, "hwsigctl plot: cannot read thresholds file %s: %s\n", thresholds_file.c_str(),
-				     std::strerror(text.err));
-			return 2;
-		}
-		try {
-			thresholds = hwsig::parse_thresholds(*text.data, thresholds_file);
-		} catch (const std::exception &e) {
-			std::fprintf(stderr, "hwsigctl plot: %s\n", e.what());
-			return 2;
-		}
-	}
+	if (!thresholds_file.empty())
+		if (auto bad = load_thresholds("plot", thresholds_file, false, thresholds))
+			return *bad;
 	hwsig::DumpContents dump;
 	try {
 		dump = hwsig::read_dump_file(file);

@@ -2,7 +2,6 @@
 // and on exit (end of --count/--duration, or Ctrl-C) the summary over the
 // whole run, like perf stat.
 #include <boost/program_options.hpp>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +17,7 @@
 #include "hwsig/render.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
+#include "hwsig/proc_alive.h"
 #include "hwsig/thresholds.h"
 #include "hwsig/render_stat.h"
 #include "snapshot_feed.h"
@@ -84,21 +84,7 @@ bool want_color()
 std::optional<int> load_thresholds(StatOptions &o, bool given)
 {
 	const std::string path = given ? o.thresholds_file : hwsig::join_path(o.root, "/etc/hwsig/thresholds.conf");
-	auto file = hwsig::read_file(path, 1u << 20);
-	if (!file.data) {
-		if (!given && file.err == ENOENT)
-			return std::nullopt;
-		std::fprintf(stderr, "hwsigctl stat: cannot read thresholds file %s: %s\n", path.c_str(),
-			     std::strerror(file.err));
-		return 2;
-	}
-	try {
-		o.thresholds = hwsig::parse_thresholds(*file.data, path);
-	} catch (const hwsig::ThresholdError &e) {
-		std::fprintf(stderr, "hwsigctl stat: %s\n", e.what());
-		return 2;
-	}
-	return std::nullopt;
+	return hwsigctl::load_thresholds("stat", path, !given, o.thresholds);
 }
 
 const char *kExamples =
@@ -197,15 +183,7 @@ void check_vm_gone(const hwsigctl::SnapshotFeed &sampler, StatOptions &o, int pi
 	bool listed = false;
 	for (const auto &v : sampler.vms())
 		listed = listed || (v.name == o.render.vm && v.pid == pid);
-	std::string stat_path = (o.root == "/" ? std::string() : o.root) + "/proc/" + std::to_string(pid) + "/stat";
-	auto stat = hwsig::read_file(stat_path, 4096);
-	bool alive = stat.data.has_value();
-	if (alive) {
-		auto close = stat.data->rfind(')');
-		if (close != std::string::npos && close + 2 < stat.data->size())
-			alive = (*stat.data)[close + 2] != 'Z' && (*stat.data)[close + 2] != 'X';
-	}
-	if (!listed || !alive)
+	if (!listed || !hwsig::process_alive(o.root, pid))
 		o.render.vm_gone = "its QEMU (pid " + std::to_string(pid) + ") exited";
 }
 

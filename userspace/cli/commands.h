@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/thresholds.h"
+
 namespace hwsigctl {
 
 int cmd_stat(const std::vector<std::string> &args);
@@ -21,6 +23,12 @@ int cmd_top(const std::vector<std::string> &args);
 // Shared helpers for subcommands.
 // Prints "hwsigctl <cmd>: <msg>" and a hint to --help; returns 2.
 int usage_error(const std::string &cmd, const std::string &msg);
+
+// The thresholds of the file at path (--thresholds; when absent_ok, a
+// default path that may not exist). Returns 2 after printing "hwsigctl
+// <cmd>: <why>" when it cannot be read or parsed; nullopt when out is set.
+std::optional<int> load_thresholds(const char *cmd, const std::string &path, bool absent_ok,
+				   hwsig::Thresholds &out);
 
 // What a subcommand accepts: the options --help shows, the ones it does
 // not (--root, positional arguments), and the examples after the options.

@@ -38,7 +38,9 @@ namespace {
 
 class LocalFeed : public SnapshotFeed {
 public:
-	explicit LocalFeed(const hwsig::SourceOptions &o) : sampler_(hwsig::default_sources(o), o.root) {}
+	LocalFeed(std::vector<hwsig::SourcePtr> sources, const std::string &root) : sampler_(std::move(sources), root)
+	{
+	}
 	hwsig::Snapshot take() override { return sampler_.take(); }
 	const std::vector<hwsig::Vm> &vms() const override { return sampler_.vms(); }
 	std::vector<std::string> claimed_ids() const override { return sampler_.claimed_ids(); }
@@ -109,7 +111,17 @@ std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o)
 				return feed;
 		}
 	}
-	return std::make_unique<LocalFeed>(o.sources);
+	return std::make_unique<LocalFeed>(hwsig::default_sources(o.sources), o.sources.root);
+}
+
+std::unique_ptr<SnapshotFeed> sampler_feed(std::vector<hwsig::SourcePtr> sources, const std::string &root)
+{
+	return std::make_unique<LocalFeed>(std::move(sources), root);
+}
+
+std::unique_ptr<SnapshotFeed> daemon_feed(std::unique_ptr<hwsig::DaemonClient> client)
+{
+	return std::make_unique<DaemonFeed>(std::move(client));
 }
 
 } // namespace hwsigctl

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/daemon_client.h"
 #include "hwsig/sampler.h"
 
 namespace hwsigctl {
@@ -44,6 +45,11 @@ FeedOptions feed_options(const CollectorSwitches &s, const std::string &root);
 
 // Throws hwsig::Error when a daemon runs but cannot be read.
 std::unique_ptr<SnapshotFeed> open_feed(const FeedOptions &o);
+
+// A Sampler of this process's own over these sources.
+std::unique_ptr<SnapshotFeed> sampler_feed(std::vector<hwsig::SourcePtr> sources, const std::string &root);
+// The snapshots of the daemon behind client (its first one is read now).
+std::unique_ptr<SnapshotFeed> daemon_feed(std::unique_ptr<hwsig::DaemonClient> client);
 
 // HWSIG_SOCKET, else /run/hwsig/hwsigd.sock.
 std::string daemon_socket_path();

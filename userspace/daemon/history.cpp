@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "hwsig/scope.h"
+
 namespace hwsigd {
 
 namespace {
@@ -14,7 +16,7 @@ constexpr std::size_t kCompactAbove = 1u << 16;
 
 bool per_cpu_scope(std::string_view scope)
 {
-	return scope.rfind("cpu:", 0) == 0;
+	return hwsig::Scope::kind_of(scope) == hwsig::Scope::Kind::Cpu;
 }
 
 // The three parts of a joined key.

@@ -1,4 +1,5 @@
 #include "hwsig/derive.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 #include <algorithm>
@@ -433,7 +434,7 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 	for (auto &u : out.unavailable) {
 		auto it = defs.find(u.id);
 		if (u.scope == "system" && it != defs.end() && per_device(*it->second))
-			u.scope = "dev:*";
+			u.scope = Scope::all(Scope::Kind::Dev).str();
 	}
 
 	// Catalog order, then natural scope order.

@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/units.h"
 
 namespace hwsig {
@@ -86,9 +87,9 @@ public:
 	{
 		const double thr = t_.base("cpu.runq_p99_ms");
 		for (const auto &[k, v] : values_) {
-			if (k.first != "sched.runq_wait_p99_us" || !past(v, thr, true))
+			if (k.first != metric_id::kSchedRunqWaitP99Us || !past(v, thr, true))
 				continue;
-			auto median = get(values_, "sched.runq_wait_p50_us", k.second);
+			auto median = get(values_, metric_id::kSchedRunqWaitP50Us, k.second);
 			if (!median || *median < thr / 10)
 				continue;
 			add("cpu", "saturation", k.first, k.second, v, thr, "run-queue p99", severity(v, thr, true));
@@ -110,16 +111,16 @@ public:
 	{
 		const double ipc_thr = t_.base("cpu.ipc_low"), mpki_thr = t_.base("cpu.llc_mpki_high");
 		for (const auto &[k, ipc] : values_) {
-			if (k.first != "cpu.ipc")
+			if (k.first != metric_id::kCpuIpc)
 				continue;
-			auto mpki = get(values_, "cpu.llc_mpki", k.second);
+			auto mpki = get(values_, metric_id::kCpuLlcMpki, k.second);
 			if (!mpki || !(ipc < ipc_thr) || !(*mpki > mpki_thr))
 				continue;
 			// The CPU is where it shows; memory is the resource saturated.
 			const std::string title = subject("cpu", k.second) + " memory-bound";
-			add("memory", "saturation", "cpu.ipc", k.second, ipc, ipc_thr, "IPC", severity(ipc, ipc_thr, false),
+			add("memory", "saturation", metric_id::kCpuIpc, k.second, ipc, ipc_thr, "IPC", severity(ipc, ipc_thr, false),
 			    title);
-			add("memory", "saturation", "cpu.llc_mpki", k.second, *mpki, mpki_thr, "LLC misses",
+			add("memory", "saturation", metric_id::kCpuLlcMpki, k.second, *mpki, mpki_thr, "LLC misses",
 			    severity(*mpki, mpki_thr, true), title);
 		}
 	}
@@ -133,12 +134,14 @@ public:
 		const double thr = peak * t_.base("mem.dram_busy_pct");
 		std::map<std::string, double> total;
 		for (const auto &[k, v] : values_)
-			if (k.first == "mem.imc_read_bps" || k.first == "mem.imc_write_bps" || k.first == "mem.imc_bps")
+			if (k.first == metric_id::kMemImcReadBps || k.first == metric_id::kMemImcWriteBps ||
+			    k.first == metric_id::kMemImcBps)
 				total[k.second] += v;
 		for (const auto &[scope, v] : total) {
 			if (!(v > thr))
 				continue;
-			const std::string id = get(values_, "mem.imc_bps", scope) ? "mem.imc_bps" : "mem.imc_read_bps";
+			const std::string id =
+				get(values_, metric_id::kMemImcBps, scope) ? metric_id::kMemImcBps : metric_id::kMemImcReadBps;
 			add("memory", "utilisation", id, scope, v, thr, "DRAM read+write", severity(v, thr, true));
 		}
 	}
@@ -148,7 +151,7 @@ public:
 	{
 		const double thr = t_.base("disk.random_entropy");
 		for (const auto &[k, v] : values_) {
-			if (k.first != "io.pattern_entropy" || v < thr)
+			if (k.first != metric_id::kIoPatternEntropy || v < thr)
 				continue;
 			auto line = lines_.find({"disk", k.second, "saturation"});
 			if (line != lines_.end())
@@ -244,27 +247,27 @@ Verdicts judge(const Interval &iv, const Thresholds &t, const std::function<bool
 {
 	Judge j(iv, t, visible);
 	// CPU
-	j.rule("sched.steal_ratio", "cpu.steal_pct", true, "cpu", "saturation", "steal");
+	j.rule(metric_id::kSchedStealRatio, "cpu.steal_pct", true, "cpu", "saturation", "steal");
 	j.runq();
-	j.rule("psi.cpu_some_pct", "cpu.psi_some_pct", true, "cpu", "saturation", "PSI cpu some");
+	j.rule(metric_id::kPsiCpuSomePct, "cpu.psi_some_pct", true, "cpu", "saturation", "PSI cpu some");
 	// Memory / NUMA
 	j.memory_bound();
-	j.rule("psi.memory_some_pct", "mem.psi_some_pct", true, "memory", "saturation", "PSI memory some");
-	j.rule("psi.memory_full_pct", "mem.psi_full_pct", true, "memory", "saturation", "PSI memory full");
+	j.rule(metric_id::kPsiMemorySomePct, "mem.psi_some_pct", true, "memory", "saturation", "PSI memory some");
+	j.rule(metric_id::kPsiMemoryFullPct, "mem.psi_full_pct", true, "memory", "saturation", "PSI memory full");
 	j.dram();
-	j.rule_at_least("mem.hugepage_utilization", "mem.hugepage_used_pct", "memory", "utilisation", "in use");
-	j.rule("mem.thp_fallback_ratio", "mem.thp_fallback_pct", true, "memory", "error", "THP fallback");
-	j.rule("mem.numa_remote_ratio", "mem.numa_remote_pct", true, "memory", "utilisation", "remote allocations");
+	j.rule_at_least(metric_id::kMemHugepageUtilization, "mem.hugepage_used_pct", "memory", "utilisation", "in use");
+	j.rule(metric_id::kMemThpFallbackRatio, "mem.thp_fallback_pct", true, "memory", "error", "THP fallback");
+	j.rule(metric_id::kMemNumaRemoteRatio, "mem.numa_remote_pct", true, "memory", "utilisation", "remote allocations");
 	// Disk
-	j.rule("io.latency_p99_us", "disk.latency_p99_ms", true, "disk", "saturation", "p99 latency");
-	j.rule("io.queue_p99_us", "disk.queue_p99_ms", true, "disk", "saturation", "queue time p99");
-	j.rule("psi.io_some_pct", "disk.psi_some_pct", true, "disk", "saturation", "PSI io some");
+	j.rule(metric_id::kIoLatencyP99Us, "disk.latency_p99_ms", true, "disk", "saturation", "p99 latency");
+	j.rule(metric_id::kIoQueueP99Us, "disk.queue_p99_ms", true, "disk", "saturation", "queue time p99");
+	j.rule(metric_id::kPsiIoSomePct, "disk.psi_some_pct", true, "disk", "saturation", "PSI io some");
 	j.random_io_evidence();
 	// vhost / network
-	j.rule("vhost.queue_depth_p99", "vhost.depth_p99", true, "vhost", "saturation", "queue depth p99");
-	j.rule_at_least("vhost.ring_stalls_ps", "vhost.ring_stalls_ps", "vhost", "error", "RX ring stalls");
+	j.rule(metric_id::kVhostQueueDepthP99, "vhost.depth_p99", true, "vhost", "saturation", "queue depth p99");
+	j.rule_at_least(metric_id::kVhostRingStallsPs, "vhost.ring_stalls_ps", "vhost", "error", "RX ring stalls");
 	// Thermal
-	j.rule("thermal.headroom_c", "thermal.headroom_c", false, "thermal", "saturation", "headroom");
+	j.rule(metric_id::kThermalHeadroomC, "thermal.headroom_c", false, "thermal", "saturation", "headroom");
 	return j.finish();
 }
 

@@ -8,6 +8,7 @@
 
 #include "hwsig/error.h"
 #include "hwsig/pmu_backend.h"
+#include "hwsig/scope.h"
 
 namespace hwsig::pmu {
 
@@ -60,7 +61,7 @@ void UncoreBackend::collect(Snapshot &snap)
 		// CAS commands as counted: the 64-byte factor is the catalog's,
 		// and the sysfs .scale (MiB) is never applied on top of it.
 		counts_.read({static_cast<unsigned>(i), 0}, dram_series(box.event.direction),
-			     "socket:" + std::to_string(box.event.socket), c[0]);
+			     Scope::socket(box.event.socket).str(), c[0]);
 	}
 	counts_.add_to(snap, "perf");
 }

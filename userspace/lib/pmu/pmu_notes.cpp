@@ -5,6 +5,7 @@
 
 #include "hwsig/catalog.h"
 #include "hwsig/pmu_backend.h"
+#include "hwsig/scope.h"
 
 namespace hwsig::pmu {
 
@@ -48,7 +49,7 @@ void PmuNotes::add_to(Snapshot &snap) const
 
 std::string cpu_scope(unsigned cpu)
 {
-	return "cpu:" + std::to_string(cpu);
+	return Scope::cpu(cpu).str();
 }
 
 } // namespace hwsig::pmu

@@ -15,6 +15,7 @@
 #include "hwsig/catalog.h"
 #include "hwsig/cpu_identity.h"
 #include "hwsig/error.h"
+#include "hwsig/metric_ids.h"
 #include "hwsig/multiplex.h"
 #include "hwsig/perf_open.h"
 #include "hwsig/pmu_devices.h"
@@ -32,7 +33,8 @@ const std::vector<std::vector<const char *>> kVmGroups = {
 };
 
 // The catalog's metrics these groups give all the series of.
-const std::vector<std::string> kVmMetrics = {"cpu.ipc", "cpu.llc_mpki", "cpu.llc_miss_ratio", "mem.llc_miss_bps"};
+const std::vector<std::string> kVmMetrics = {metric_id::kCpuIpc, metric_id::kCpuLlcMpki, metric_id::kCpuLlcMissRatio,
+					     metric_id::kMemLlcMissBps};
 
 class PmuVmSource final : public Source {
 public:

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "hwsig/catalog.h"
+#include "hwsig/metric_ids.h"
+#include "hwsig/scope.h"
 
 namespace hwsig {
 
@@ -20,23 +22,23 @@ namespace {
 const std::map<std::string, std::string> &threshold_keys()
 {
 	static const std::map<std::string, std::string> keys = {
-		{"cpu.ipc", "cpu.ipc_low"},
-		{"cpu.llc_mpki", "cpu.llc_mpki_high"},
-		{"sched.steal_ratio", "cpu.steal_pct"},
-		{"sched.runq_wait_p99_us", "cpu.runq_p99_ms"},
-		{"psi.cpu_some_pct", "cpu.psi_some_pct"},
-		{"psi.memory_some_pct", "mem.psi_some_pct"},
-		{"psi.memory_full_pct", "mem.psi_full_pct"},
-		{"mem.hugepage_utilization", "mem.hugepage_used_pct"},
-		{"mem.thp_fallback_ratio", "mem.thp_fallback_pct"},
-		{"mem.numa_remote_ratio", "mem.numa_remote_pct"},
-		{"io.latency_p99_us", "disk.latency_p99_ms"},
-		{"io.queue_p99_us", "disk.queue_p99_ms"},
-		{"io.pattern_entropy", "disk.random_entropy"},
-		{"psi.io_some_pct", "disk.psi_some_pct"},
-		{"vhost.queue_depth_p99", "vhost.depth_p99"},
-		{"vhost.ring_stalls_ps", "vhost.ring_stalls_ps"},
-		{"thermal.headroom_c", "thermal.headroom_c"},
+		{metric_id::kCpuIpc, "cpu.ipc_low"},
+		{metric_id::kCpuLlcMpki, "cpu.llc_mpki_high"},
+		{metric_id::kSchedStealRatio, "cpu.steal_pct"},
+		{metric_id::kSchedRunqWaitP99Us, "cpu.runq_p99_ms"},
+		{metric_id::kPsiCpuSomePct, "cpu.psi_some_pct"},
+		{metric_id::kPsiMemorySomePct, "mem.psi_some_pct"},
+		{metric_id::kPsiMemoryFullPct, "mem.psi_full_pct"},
+		{metric_id::kMemHugepageUtilization, "mem.hugepage_used_pct"},
+		{metric_id::kMemThpFallbackRatio, "mem.thp_fallback_pct"},
+		{metric_id::kMemNumaRemoteRatio, "mem.numa_remote_pct"},
+		{metric_id::kIoLatencyP99Us, "disk.latency_p99_ms"},
+		{metric_id::kIoQueueP99Us, "disk.queue_p99_ms"},
+		{metric_id::kIoPatternEntropy, "disk.random_entropy"},
+		{metric_id::kPsiIoSomePct, "disk.psi_some_pct"},
+		{metric_id::kVhostQueueDepthP99, "vhost.depth_p99"},
+		{metric_id::kVhostRingStallsPs, "vhost.ring_stalls_ps"},
+		{metric_id::kThermalHeadroomC, "thermal.headroom_c"},
 	};
 	return keys;
 }
@@ -46,18 +48,21 @@ const std::map<std::string, std::string> &threshold_keys()
 // them.
 bool plotted_scope(const std::string &scope, const std::string &vm)
 {
-	for (const char *skip : {"cpu:", "vq:", "pid:"})
-		if (scope.rfind(skip, 0) == 0)
-			return false;
-	if (!vm.empty() && scope.rfind("vm:", 0) == 0)
-		return scope == "vm:" + vm;
+	const Scope s = Scope::parse(scope);
+	if (s.kind() == Scope::Kind::Cpu || s.kind() == Scope::Kind::Vq || s.kind() == Scope::Kind::Pid)
+		return false;
+	if (!vm.empty() && s.of_vm())
+		return s.kind() == Scope::Kind::Vm && s.vm() == vm;
 	return true;
 }
 
 // The legend's order: the host, then the VMs by name, then the rest.
 bool scope_before(const std::string &a, const std::string &b)
 {
-	auto rank = [](const std::string &s) { return s == "system" ? 0 : s.rfind("vm:", 0) == 0 ? 1 : 2; };
+	auto rank = [](const std::string &s) {
+		const Scope scope = Scope::parse(s);
+		return scope.kind() == Scope::Kind::System ? 0 : scope.of_vm() ? 1 : 2;
+	};
 	if (rank(a) != rank(b))
 		return rank(a) < rank(b);
 	return a < b;
@@ -145,10 +150,10 @@ const std::vector<std::string> &default_plot_metrics()
 	// One per layer an incident usually shows in: CPU efficiency, CPU
 	// saturation, pressure, DRAM bandwidth (Intel counts reads apart, AMD
 	// both together), disk latency, virtqueue depth.
-	static const std::vector<std::string> ids = {"cpu.ipc",           "sched.runq_wait_p99_us",
-						     "psi.cpu_some_pct",  "mem.imc_read_bps",
-						     "mem.imc_bps",       "io.latency_p99_us",
-						     "vhost.queue_depth_p99"};
+	static const std::vector<std::string> ids = {metric_id::kCpuIpc,        metric_id::kSchedRunqWaitP99Us,
+						     metric_id::kPsiCpuSomePct, metric_id::kMemImcReadBps,
+						     metric_id::kMemImcBps,     metric_id::kIoLatencyP99Us,
+						     metric_id::kVhostQueueDepthP99};
 	return ids;
 }
 
@@ -193,9 +198,10 @@ Plot build_plot(const std::vector<PlotInterval> &intervals, const PlotRequest &r
 	// (id, scope) -> value per interval: one pass over the derived values.
 	std::map<std::string, std::map<std::string, std::map<std::size_t, double>>> values;
 	bool vm_seen = false;
+	const std::string vm_scope = Scope::vm(req.vm).str();
 	for (std::size_t i = 0; i < intervals.size(); ++i)
 		for (const auto &m : intervals[i].iv.metrics) {
-			vm_seen = vm_seen || (!req.vm.empty() && m.scope == "vm:" + req.vm);
+			vm_seen = vm_seen || (!req.vm.empty() && m.scope == vm_scope);
 			if (plotted_scope(m.scope, req.vm) && std::isfinite(m.value))
 				values[m.id][m.scope][i] = m.value;
 		}

@@ -1,25 +1,22 @@
 #include <cstdio>
 
 #include "hwsig/render.h"
+#include "hwsig/scope.h"
 
 namespace hwsig {
 
 bool scope_visible(const std::string &scope, const RenderOptions &opt)
 {
+	const Scope s = Scope::parse(scope);
 	if (!opt.vm.empty()) {
-		// A VM view: that VM's scopes (its own, its vCPUs' and its
-		// culprits', vm:NAME/...) plus the host-wide context; once it
-		// is gone, the host's only (vm_gone says so).
-		if (scope == "system")
+		// A VM view: that VM's scopes (its own, its vCPUs', its disks'
+		// and its culprits', vm:NAME/...) plus the host-wide context;
+		// once it is gone, the host's only (vm_gone says so).
+		if (s.kind() == Scope::Kind::System)
 			return true;
-		if (!opt.vm_gone.empty() || scope.size() < 3 + opt.vm.size() || scope.compare(0, 3, "vm:") != 0 ||
-		    scope.compare(3, opt.vm.size(), opt.vm) != 0)
-			return false;
-		return scope.size() == 3 + opt.vm.size() || scope[3 + opt.vm.size()] == '/';
+		return opt.vm_gone.empty() && s.vm() == opt.vm;
 	}
-	if (!opt.per_cpu && scope.rfind("cpu:", 0) == 0)
-		return false;
-	return true;
+	return opt.per_cpu || (s.kind() != Scope::Kind::Cpu && s.all_of() != Scope::Kind::Cpu);
 }
 
 std::string json_escape(const std::string &s)

@@ -9,7 +9,9 @@
 #include <ctime>
 #include <functional>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/render.h"
+#include "hwsig/scope.h"
 #include "hwsig/units.h"
 
 namespace hwsig {
@@ -71,7 +73,7 @@ public:
 				continue;
 			if (m.scope == "system" && !best)
 				best = &m;
-			if (!opt_.vm.empty() && m.scope == "vm:" + opt_.vm)
+			if (!opt_.vm.empty() && m.scope == Scope::vm(opt_.vm).str())
 				best = &m;
 		}
 		if (!best)
@@ -81,14 +83,14 @@ public:
 
 	// Sum (or max) over the visible scopes of a per-device or per-socket
 	// metric family; system rows only where there are no others.
-	Cell fold(const std::vector<std::string> &ids, bool max, const std::string &scope_kind)
+	Cell fold(const std::vector<std::string> &ids, bool max, Scope::Kind kind)
 	{
 		bool any = false, mark = false;
 		double acc = 0;
 		std::string unit;
 		for (const auto &m : iv_.metrics) {
 			if (std::find(ids.begin(), ids.end(), m.id) == ids.end() || !scope_visible(m.scope, opt_) ||
-			    m.scope.rfind(scope_kind, 0) != 0)
+			    Scope::parse(m.scope).kind() != kind)
 				continue;
 			acc = any ? (max ? std::max(acc, m.value) : acc + m.value) : m.value;
 			any = true;
@@ -152,15 +154,16 @@ std::string render_compact(const Interval &iv, const RenderOptions &opt)
 		*opt.compact_lines = opt.summary ? 0 : *opt.compact_lines + 1;
 	Cells cells(iv, opt);
 	const Cell values[] = {
-		cells.one("sched.steal_ratio"),
-		cells.one("sched.runq_wait_p99_us"),
-		cells.one("psi.cpu_some_pct"),
-		cells.one("psi.memory_some_pct"),
-		cells.one("psi.io_some_pct"),
-		cells.fold({"mem.imc_read_bps", "mem.imc_write_bps", "mem.imc_bps"}, false, "system"),
-		cells.fold({"io.iops_read", "io.iops_write"}, false, "dev:"),
-		cells.fold({"io.latency_p99_us"}, true, "dev:"),
-		cells.one("thermal.headroom_c"),
+		cells.one(metric_id::kSchedStealRatio),
+		cells.one(metric_id::kSchedRunqWaitP99Us),
+		cells.one(metric_id::kPsiCpuSomePct),
+		cells.one(metric_id::kPsiMemorySomePct),
+		cells.one(metric_id::kPsiIoSomePct),
+		cells.fold({metric_id::kMemImcReadBps, metric_id::kMemImcWriteBps, metric_id::kMemImcBps}, false,
+			   Scope::Kind::System),
+		cells.fold({metric_id::kIoIopsRead, metric_id::kIoIopsWrite}, false, Scope::Kind::Dev),
+		cells.fold({metric_id::kIoLatencyP99Us}, true, Scope::Kind::Dev),
+		cells.one(metric_id::kThermalHeadroomC),
 	};
 	std::string line = opt.summary ? "summary " : clock_time(iv.realtime_ns);
 	for (std::size_t i = 0; i < sizeof(kColumns) / sizeof(kColumns[0]); ++i) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "hwsig/render.h"
+#include "hwsig/scope.h"
 
 namespace hwsig {
 
@@ -28,7 +29,7 @@ std::string render_json(const Interval &iv, const RenderOptions &opt)
 	out += number(static_cast<double>(iv.realtime_ns) / 1e9);
 	out += ",\"interval_s\":" + number(iv.interval_s);
 	if (!opt.vm.empty() && !opt.vm_gone.empty())
-		out += ",\"vm_gone\":{\"scope\":\"vm:" + json_escape(opt.vm) + "\",\"reason\":\"" +
+		out += ",\"vm_gone\":{\"scope\":\"" + json_escape(Scope::vm(opt.vm).str()) + "\",\"reason\":\"" +
 		       json_escape(opt.vm_gone) + "\"}";
 	out += ",\"metrics\":[";
 	bool first = true;

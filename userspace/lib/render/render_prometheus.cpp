@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 namespace hwsig {
@@ -19,172 +20,6 @@ namespace {
 enum class Type { Counter, Gauge, Histogram, Info };
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// How a log2 histogram's slots become buckets in the exported unit.
-struct HistSpec {
-	double scale = 1;   // exported unit per raw unit: bound * scale / div
-	double div = 1;     // 1e6: us -> s (a division: 4/1e6 prints as 4e-06)
-	double step = 0;    // resolution of an integer-valued quantity in the exported unit, 0 if continuous
-	bool open_last = true; // the BPF program clamps into the last slot: it has no upper bound
-};
-
-struct Spec {
-	const char *raw;
-	Type type;
-	const char *name; // without the hwsig_ prefix; hwsig_vm_<name> for vm:NAME scopes
-	double scale;     // counters and gauges: value * scale / div, a division
-	double div;       // so that 2210 ticks print as 22.1, not 22.100000000000001
-	const char *help;
-	HistSpec hist{};
-	bool pmu = false; // multiplexed hardware counter: exported raw, with hwsig_pmu_{enabled,running}_seconds_total
-};
-
-// USER_HZ: /proc/stat counts in 1/100 s on every Linux ABI hwsig runs on
-// (the kernel converts from HZ for userspace).
-constexpr double kUserHz = 100.0;
-
-const std::vector<Spec> &specs()
-{
-	using namespace series;
-	const HistSpec us{1, 1e6, 0, true};
-	static const std::vector<Spec> s = {
-		{kCpuStealTicks, Type::Counter, "cpu_steal_seconds_total", 1, kUserHz,
-		 "CPU time stolen by the hypervisor (/proc/stat steal, USER_HZ ticks / 100)."},
-		{kCpuTotalTicks, Type::Counter, "cpu_time_seconds_total", 1, kUserHz,
-		 "CPU time in every mode: user+nice+system+idle+iowait+irq+softirq+steal (/proc/stat)."},
-		{kCpuBusyTicks, Type::Counter, "cpu_busy_seconds_total", 1, kUserHz,
-		 "CPU time not idle (/proc/stat total less idle and iowait, USER_HZ ticks / 100)."},
-		{kNumaLocal, Type::Counter, "numa_local_node_pages_total", 1, 1,
-		 "Pages of this node's memory allocated by tasks running on it (numastat local_node)."},
-		{kNumaOther, Type::Counter, "numa_other_node_pages_total", 1, 1,
-		 "Pages of this node's memory allocated by tasks running on another node (numastat other_node)."},
-		{kNumaHit, Type::Counter, "numa_hit_pages_total", 1, 1,
-		 "Pages allocated that preferred this node and were served by it (numastat numa_hit)."},
-		{kNumaForeign, Type::Counter, "numa_foreign_pages_total", 1, 1,
-		 "Pages allocated that preferred this node but were served by another node (numastat numa_foreign)."},
-		{kPgmigrateSuccess, Type::Counter, "page_migrations_total", 1, 1,
-		 "Pages migrated successfully (/proc/vmstat pgmigrate_success)."},
-		{kNumaPagesMigrated, Type::Counter, "numa_pages_migrated_total", 1, 1,
-		 "Pages migrated by automatic NUMA balancing (/proc/vmstat numa_pages_migrated)."},
-		{kThpFaultAlloc, Type::Counter, "thp_fault_alloc_total", 1, 1,
-		 "Page faults served with a transparent huge page (/proc/vmstat thp_fault_alloc)."},
-		{kThpFaultFallback, Type::Counter, "thp_fault_fallback_total", 1, 1,
-		 "THP page faults that fell back to small pages (/proc/vmstat thp_fault_fallback)."},
-		{kHugepageUtilization, Type::Gauge, "hugepage_utilization_ratio", 1, 1,
-		 "HugeTLB pages in use or reserved by a mapping / nr_hugepages (surplus included), per page size."},
-		{kThpAnonBytes, Type::Gauge, "thp_anon_bytes", 1, 1,
-		 "Anonymous memory mapped with transparent huge pages (/proc/meminfo AnonHugePages)."},
-		{kResctrlLlcOccupancy, Type::Gauge, "llc_occupancy_bytes", 1, 1,
-		 "Last-level cache held by the tasks of a resctrl monitoring group, summed over the L3 domains "
-		 "(resctrl llc_occupancy; host: the default group)."},
-		{kResctrlMbmTotalBytes, Type::Counter, "mbm_total_bytes_total", 1, 1,
-		 "Memory bandwidth bytes of a resctrl monitoring group's tasks, any node, summed over the L3 "
-		 "domains (resctrl mbm_total_bytes; host: the default group)."},
-		{kResctrlMbmLocalBytes, Type::Counter, "mbm_local_bytes_total", 1, 1,
-		 "Memory bandwidth bytes of a resctrl monitoring group's tasks to their own node, summed over "
-		 "the L3 domains (resctrl mbm_local_bytes; host: the default group)."},
-		{kThermalHeadroom, Type::Gauge, "thermal_headroom_celsius", 1, 1,
-		 "Throttle point minus current temperature of a thermal zone or hwmon sensor."},
-		{kPsiCpuSome, Type::Gauge, "pressure_cpu_some_avg10_ratio", 1, 100,
-		 "Share of the last 10 s some task waited for a CPU (/proc/pressure/cpu some avg10 / 100)."},
-		{kPsiMemorySome, Type::Gauge, "pressure_memory_some_avg10_ratio", 1, 100,
-		 "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100)."},
-		{kPsiMemoryFull, Type::Gauge, "pressure_memory_full_avg10_ratio", 1, 100,
-		 "Share of the last 10 s all non-idle tasks stalled on memory (/proc/pressure/memory full avg10 / 100)."},
-		{kPsiIoSome, Type::Gauge, "pressure_io_some_avg10_ratio", 1, 100,
-		 "Share of the last 10 s some task stalled on I/O (/proc/pressure/io some avg10 / 100)."},
-		{kPsiIoFull, Type::Gauge, "pressure_io_full_avg10_ratio", 1, 100,
-		 "Share of the last 10 s all non-idle tasks stalled on I/O (/proc/pressure/io full avg10 / 100)."},
-		{kPsiCpuSomeUs, Type::Counter, "pressure_cpu_some_seconds_total", 1, 1e6,
-		 "Time some task waited for a CPU (/proc/pressure/cpu some total, us / 1e6)."},
-		{kPsiMemorySomeUs, Type::Counter, "pressure_memory_some_seconds_total", 1, 1e6,
-		 "Time some task stalled on memory (/proc/pressure/memory some total, us / 1e6)."},
-		{kPsiMemoryFullUs, Type::Counter, "pressure_memory_full_seconds_total", 1, 1e6,
-		 "Time all non-idle tasks stalled on memory (/proc/pressure/memory full total, us / 1e6)."},
-		{kPsiIoSomeUs, Type::Counter, "pressure_io_some_seconds_total", 1, 1e6,
-		 "Time some task stalled on I/O (/proc/pressure/io some total, us / 1e6)."},
-		{kPsiIoFullUs, Type::Counter, "pressure_io_full_seconds_total", 1, 1e6,
-		 "Time all non-idle tasks stalled on I/O (/proc/pressure/io full total, us / 1e6)."},
-		{kSchedstatRunDelayNs, Type::Counter, "schedstat_run_delay_seconds_total", 1, 1e9,
-		 "Time tasks spent runnable waiting for a CPU (schedstat run_delay; per VM: its vCPU threads)."},
-		{kSchedstatTimeslices, Type::Counter, "schedstat_timeslices_total", 1, 1,
-		 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
-		{kVcpuRunDelayNs, Type::Counter, "vcpu_run_delay_seconds_total", 1, 1e9,
-		 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU."},
-		{kVcpuRunNs, Type::Counter, "vcpu_run_seconds_total", 1, 1e9,
-		 "Time a vCPU thread spent on a CPU (its schedstat), per vCPU."},
-		{kVmWaitBehindNs, Type::Counter, "wait_behind_seconds_total", 1, 1e9,
-		 "Run-queue wait of a VM's threads, by what last held the CPU before they got it (culprit: "
-		 "vm:NAME, host:kernel, host:vhost, host:other, idle)."},
-		{kVmPreemptedBy, Type::Counter, "preempted_by_total", 1, 1,
-		 "Involuntary switches of a VM's threads, by what took the CPU (culprit as for "
-		 "hwsig_vm_wait_behind_seconds_total)."},
-		{kPmuCycles, Type::Counter, "cpu_cycles_total", 1, 1,
-		 "Core cycles (PMU, as counted).", {}, true},
-		{kPmuInstructions, Type::Counter, "cpu_instructions_total", 1, 1,
-		 "Instructions retired (PMU, as counted).", {}, true},
-		{kPmuStallCycles, Type::Counter, "cpu_stall_cycles_total", 1, 1,
-		 "Stall cycles: cycles in which the thread retired no op (Intel UOPS_RETIRED.STALLS, "
-		 "AMD retired ops inv cmask=1; PMU, as counted).",
-		 {}, true},
-		{kPmuL1dMisses, Type::Counter, "cpu_l1d_misses_total", 1, 1,
-		 "L1 data cache misses (PMU, as counted).", {}, true},
-		{kPmuL2Misses, Type::Counter, "cpu_l2_misses_total", 1, 1, "L2 cache misses (PMU, as counted).",
-		 {}, true},
-		{kPmuLlcReferences, Type::Counter, "cpu_llc_references_total", 1, 1,
-		 "Last-level cache references (PMU, as counted).", {}, true},
-		{kPmuLlcMisses, Type::Counter, "cpu_llc_misses_total", 1, 1,
-		 "Last-level cache misses (PMU, as counted).", {}, true},
-		{kPmuBranches, Type::Counter, "cpu_branches_total", 1, 1,
-		 "Branch instructions retired (PMU, as counted).", {}, true},
-		{kPmuBranchMisses, Type::Counter, "cpu_branch_misses_total", 1, 1,
-		 "Mispredicted branches (PMU, as counted).", {}, true},
-		{kPmuDtlbMisses, Type::Counter, "cpu_dtlb_misses_total", 1, 1,
-		 "Data TLB misses that caused a page walk (PMU, as counted).", {}, true},
-		{kPmuItlbMisses, Type::Counter, "cpu_itlb_misses_total", 1, 1,
-		 "Instruction TLB misses that caused a page walk (PMU, as counted).", {}, true},
-		{kImcCasReads, Type::Counter, "dram_read_bytes_total", 64, 1,
-		 "DRAM bytes read: memory controller CAS read commands x 64 B (uncore PMU, as counted).", {}, true},
-		{kImcCasWrites, Type::Counter, "dram_write_bytes_total", 64, 1,
-		 "DRAM bytes written: memory controller CAS write commands x 64 B (uncore PMU, as counted).", {}, true},
-		{kImcCasReadWrite, Type::Counter, "dram_bytes_total", 64, 1,
-		 "DRAM bytes read or written where the PMU cannot split them: CAS commands x 64 B (uncore PMU, as counted).", {},
-		 true},
-		{kRunqWaitUs, Type::Histogram, "runq_wait_seconds", 1, 1,
-		 "Run-queue wait, wakeup or preemption to running (BPF sched; _sum estimated from slot midpoints).", us},
-		{kRunqWakeupWaitUs, Type::Histogram, "runq_wakeup_wait_seconds", 1, 1,
-		 "Run-queue wait after a wakeup (BPF sched; _sum estimated from slot midpoints).", us},
-		{kRunqPreemptWaitUs, Type::Histogram, "runq_preempt_wait_seconds", 1, 1,
-		 "Run-queue wait after a preemption (BPF sched; _sum estimated from slot midpoints).", us},
-		{kInvoluntarySwitches, Type::Counter, "involuntary_switches_total", 1, 1,
-		 "Context switches that preempted a still runnable task (BPF sched)."},
-		{kIoReads, Type::Counter, "block_reads_total", 1, 1, "Completed read requests (BPF block)."},
-		{kIoWrites, Type::Counter, "block_writes_total", 1, 1, "Completed write requests (BPF block)."},
-		{kIoReadBytes, Type::Counter, "block_read_bytes_total", 1, 1, "Bytes of completed read requests (BPF block)."},
-		{kIoWriteBytes, Type::Counter, "block_write_bytes_total", 1, 1,
-		 "Bytes of completed write requests (BPF block)."},
-		{kIoLatencyUs, Type::Histogram, "block_latency_seconds", 1, 1,
-		 "Block request issue to completion (BPF block; _sum estimated from slot midpoints).", us},
-		{kIoQueueUs, Type::Histogram, "block_queue_seconds", 1, 1,
-		 "Block request insert to issue, time queued (BPF block; _sum estimated from slot midpoints).", us},
-		{kIoSizeKib, Type::Histogram, "block_request_size_bytes", 1, 1,
-		 "Issued block request size (BPF block; _sum estimated from slot midpoints).", {1024, 1, 1, true}},
-		{kIoSeekSlots, Type::Histogram, "block_seek_distance_bytes", 1, 1,
-		 "Gap from the previous request's end, 512 B sectors (BPF block; _sum estimated from slot midpoints).",
-		 {512, 1, 512, true}},
-		{kVhostDepth, Type::Histogram, "vhost_queue_depth", 1, 1,
-		 "TX: packets the guest made available and vhost has not yet taken, sampled at each handle_tx "
-		 "(BPF vhost; _sum estimated from slot midpoints).",
-		 {1, 1, 1, false}},
-		{kVhostRxBuffers, Type::Histogram, "vhost_rx_buffers", 1, 1,
-		 "RX: receive buffers the guest had posted, sampled at each handle_rx; low is trouble "
-		 "(BPF vhost; _sum estimated from slot midpoints).",
-		 {1, 1, 1, false}},
-		{kVhostStalls, Type::Counter, "vhost_ring_stalls_total", 1, 1,
-		 "handle_rx invocations that found no guest receive buffer (BPF vhost)."},
-	};
-	return s;
-}
 
 // --- formatting ------------------------------------------------------------
 
@@ -360,7 +195,7 @@ public:
 		std::vector<double> mid;     // per slot: its value in the _sum estimate
 	};
 
-	static Buckets buckets(Histogram::Layout layout, std::size_t slots, const HistSpec &spec)
+	static Buckets buckets(Histogram::Layout layout, std::size_t slots, const series::Buckets &spec)
 	{
 		Buckets b;
 		Histogram h;
@@ -469,104 +304,66 @@ struct ScopeLabels {
 	Labels labels;
 };
 
-std::string vm_name_of(int pid, const std::vector<Vm> *vms)
+std::string vm_name_of(unsigned pid, const std::vector<Vm> *vms)
 {
 	if (vms)
 		for (const Vm &vm : *vms)
-			if (vm.pid == pid)
+			if (vm.pid >= 0 && static_cast<unsigned>(vm.pid) == pid)
 				return vm.name;
 	return "pid-" + std::to_string(pid);
 }
 
-// "vq:<pid>:<index>:<rx|tx>" -> {vm, queue "<index>-<dir>"}
-std::optional<std::pair<std::string, std::string>> vq_labels(std::string_view rest, const std::vector<Vm> *vms)
+// A virtqueue's queue label: "<index>-<rx|tx>".
+std::string queue_label(const Scope &vq)
 {
-	auto c1 = rest.find(':');
-	if (c1 == std::string_view::npos)
-		return std::nullopt;
-	auto c2 = rest.find(':', c1 + 1);
-	if (c2 == std::string_view::npos)
-		return std::nullopt;
-	int pid = 0;
-	auto pid_s = rest.substr(0, c1);
-	auto [p, ec] = std::from_chars(pid_s.data(), pid_s.data() + pid_s.size(), pid);
-	if (ec != std::errc() || p != pid_s.data() + pid_s.size())
-		return std::nullopt;
-	std::string queue(rest.substr(c1 + 1, c2 - c1 - 1));
-	queue += '-';
-	queue += rest.substr(c2 + 1);
-	return std::make_pair(vm_name_of(pid, vms), queue);
+	return std::to_string(vq.queue()) + (vq.direction() == Scope::Direction::Tx ? "-tx" : "-rx");
 }
 
-ScopeLabels scope_labels(std::string_view scope, const std::vector<Vm> *vms)
+// Labels named by the scope's kind, valued by its parts; "*" for all the
+// scopes of a kind (cpu:*, dev:*...).
+ScopeLabels scope_labels(const Scope &s, const std::vector<Vm> *vms)
 {
-	ScopeLabels out;
-	if (scope == "system") {
-		out.kind = ScopeKind::System;
-		return out;
+	using K = Scope::Kind;
+	const bool all = s.kind() == K::All;
+	auto text = [all](std::string_view part) { return std::string(all ? "*" : part); };
+	auto num = [all](unsigned n) { return all ? std::string("*") : std::to_string(n); };
+	switch (all ? s.all_of() : s.kind()) {
+	case K::System: return {ScopeKind::System, {}};
+	case K::Cpu: return {ScopeKind::Cpu, {{"cpu", num(s.cpu())}}};
+	case K::Socket: return {ScopeKind::Breakdown, {{"socket", num(s.socket())}}};
+	case K::Node: return {ScopeKind::Breakdown, {{"node", num(s.node())}}};
+	case K::NodeHugepages:
+		return {ScopeKind::NodeHugepages, {{"node", num(s.node())}, {"size", text(s.hugepage_size())}}};
+	case K::Hugepages: return {ScopeKind::Breakdown, {{"size", text(s.hugepage_size())}}};
+	case K::Zone: return {ScopeKind::Breakdown, {{"zone", text(s.zone())}}};
+	case K::Dev: return {ScopeKind::Breakdown, {{"device", text(s.dev())}}};
+	case K::Vm: return {ScopeKind::Vm, {{"vm", text(s.vm())}}};
+	case K::VmVcpu: return {ScopeKind::VmVcpu, {{"vm", text(s.vm())}, {"vcpu", num(s.vcpu())}}};
+	case K::VmCulprit: return {ScopeKind::VmCulprit, {{"vm", text(s.vm())}, {"culprit", text(s.culprit())}}};
+	case K::Vq:
+		if (all)
+			return {};
+		return {ScopeKind::Vq, {{"vm", vm_name_of(s.pid(), vms)}, {"queue", queue_label(s)}}};
+	default:
+		// pid:N, vm:NAME/dev:DISK (a VM's requests per disk: stat and
+		// JSON only, prometheus.rst) and anything unknown: Skip.
+		return {};
 	}
-	const auto colon = scope.find(':');
-	if (colon == std::string_view::npos)
-		return out;
-	const std::string_view kind = scope.substr(0, colon);
-	const std::string_view v = scope.substr(colon + 1);
-	const std::string value(v);
-	if (kind == "cpu") {
-		out = {ScopeKind::Cpu, {{"cpu", value}}};
-	} else if (kind == "socket") {
-		out = {ScopeKind::Breakdown, {{"socket", value}}};
-	} else if (kind == "node") {
-		constexpr std::string_view huge = "/hugepages:";
-		auto slash = v.find(huge);
-		if (slash == std::string_view::npos)
-			out = {ScopeKind::Breakdown, {{"node", value}}};
-		else
-			out = {ScopeKind::NodeHugepages,
-			       {{"node", std::string(v.substr(0, slash))},
-				{"size", std::string(v.substr(slash + huge.size()))}}};
-	} else if (kind == "hugepages") {
-		out = {ScopeKind::Breakdown, {{"size", value}}};
-	} else if (kind == "zone") {
-		out = {ScopeKind::Breakdown, {{"zone", value}}};
-	} else if (kind == "dev") {
-		out = {ScopeKind::Breakdown, {{"device", value}}};
-	} else if (kind == "vm") {
-		constexpr std::string_view vcpu = "/vcpu:";
-		auto slash = v.rfind(vcpu);
-		auto culprit = v.find(series::kCulpritSep);
-		if (v.find("/dev:") != std::string_view::npos)
-			out = {}; // a VM's requests per disk: stat and JSON only (prometheus.rst)
-		else if (culprit != std::string_view::npos)
-			out = {ScopeKind::VmCulprit,
-			       {{"vm", std::string(v.substr(0, culprit))},
-				{"culprit", std::string(v.substr(culprit + series::kCulpritSep.size()))}}};
-		else if (slash == std::string_view::npos)
-			out = {ScopeKind::Vm, {{"vm", value}}};
-		else
-			out = {ScopeKind::VmVcpu,
-			       {{"vm", std::string(v.substr(0, slash))}, {"vcpu", std::string(v.substr(slash + vcpu.size()))}}};
-	} else if (kind == "vq") {
-		if (auto q = vq_labels(v, vms))
-			out = {ScopeKind::Vq, {{"vm", q->first}, {"queue", q->second}}};
-	}
-	return out; // pid:N and anything unknown: Skip
 }
 
 // The scope label of an unavailable note: cpu:N folds into cpu:* without
 // per_cpu, pid:N is left out (never a pid), vq:PID:I:D names the VM instead.
 std::optional<std::string> note_scope(const std::string &scope, const ExportInput &in)
 {
-	if (scope.rfind("cpu:", 0) == 0)
-		return in.per_cpu ? scope : std::string("cpu:*");
-	if (scope.rfind("pid:", 0) == 0)
+	using K = Scope::Kind;
+	const Scope s = Scope::parse(scope);
+	if (s.kind() == K::Cpu)
+		return in.per_cpu ? scope : Scope::all(K::Cpu).str();
+	if (s.kind() == K::Pid || s.all_of() == K::Pid)
 		return std::nullopt;
-	if (scope.rfind("vq:", 0) == 0) {
-		auto q = vq_labels(std::string_view(scope).substr(3), in.vms);
-		if (!q)
-			return scope;
-		auto dash = q->second.rfind('-');
-		return "vq:" + q->first + ":" + q->second.substr(0, dash) + ":" + q->second.substr(dash + 1);
-	}
+	if (s.kind() == K::Vq)
+		return "vq:" + vm_name_of(s.pid(), in.vms) + ":" + std::to_string(s.queue()) +
+		       (s.direction() == Scope::Direction::Tx ? ":tx" : ":rx");
 	return scope;
 }
 
@@ -586,9 +383,9 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bo
 	Selected<P> out;
 	std::vector<std::pair<Labels, const P *>> system, breakdown;
 	for (const auto &[scope, point] : s.by_scope) {
-		if (!in.per_cpu && scope.rfind("cpu:", 0) == 0)
+		if (!in.per_cpu && Scope::kind_of(scope) == Scope::Kind::Cpu)
 			continue; // the common case on a big host: skip before any allocation
-		ScopeLabels sl = scope_labels(scope, in.vms);
+		ScopeLabels sl = scope_labels(Scope::parse(scope), in.vms);
 		switch (sl.kind) {
 		case ScopeKind::System: system.push_back({{}, &point}); break;
 		case ScopeKind::Cpu:
@@ -616,6 +413,12 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bo
 	return out;
 }
 
+// select() of a registry series: which of its vm scopes go to hwsig_vm_* is its row's vm field.
+template <typename P> Selected<P> select(const Series<P> &s, const ExportInput &in, const series::Def &def)
+{
+	return select(s, in, def.vm != series::VmExport::None, def.vm == series::VmExport::All);
+}
+
 const char *kEnabledHelp = "Time a PMU counter was enabled (perf time_enabled), summed over the counters "
 			   "of its labels.";
 const char *kRunningHelp = "Time a PMU counter was actually counting (perf time_running); below "
@@ -626,19 +429,17 @@ const char *kRunningHelp = "Time a PMU counter was actually counting (perf time_
 // running times: PromQL scales any window by that window's own times, which
 // a scaled cumulative count (pulled toward the lifetime's running fraction)
 // could not give.
-void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s, const ExportInput &in)
+void add_counter(Exposition &ex, const series::Def &def, const Series<CounterPoint> &s, const ExportInput &in)
 {
-	const std::string host = std::string("hwsig_") + spec.name;
-	const std::string vm = std::string("hwsig_vm_") + spec.name;
-	auto sel = select(s, in, std::string_view(spec.raw) != series::kVhostStalls,
-			  std::string_view(spec.raw) != series::kVcpuRunDelayNs &&
-				  std::string_view(spec.raw) != series::kVcpuRunNs);
+	const std::string host = std::string("hwsig_") + def.family;
+	const std::string vm = std::string("hwsig_vm_") + def.family;
+	auto sel = select(s, in, def);
 	for (const auto *group : {&sel.host, &sel.vm}) {
 		const std::string &name = group == &sel.host ? host : vm;
 		for (const auto &[labels, p] : *group) {
-			const double count = spec.pmu ? p->mux.raw : p->value;
-			ex.sample(name, Type::Counter, spec.help, labels, count * spec.scale / spec.div);
-			if (spec.pmu) {
+			const double count = def.pmu ? p->mux.raw : p->value;
+			ex.sample(name, Type::Counter, def.help, labels, count * def.scale / def.div);
+			if (def.pmu) {
 				Labels l{{"counter", name}};
 				l.insert(l.end(), labels.begin(), labels.end());
 				ex.sample("hwsig_pmu_enabled_seconds_total", Type::Counter, kEnabledHelp, l,
@@ -650,38 +451,33 @@ void add_counter(Exposition &ex, const Spec &spec, const Series<CounterPoint> &s
 	}
 }
 
-void add_gauge(Exposition &ex, const Spec &spec, const Series<double> &s, const ExportInput &in)
+void add_gauge(Exposition &ex, const series::Def &def, const Series<double> &s, const ExportInput &in)
 {
-	std::string name = std::string("hwsig_") + spec.name;
-	auto sel = select(s, in, true);
-	for (const auto &[labels, p] : sel.host)
-		ex.sample(name, Type::Gauge, spec.help, labels, *p * spec.scale / spec.div);
-	for (const auto &[labels, p] : sel.vm)
-		ex.sample(std::string("hwsig_vm_") + spec.name, Type::Gauge, spec.help, labels, *p * spec.scale / spec.div);
-	if (!sel.node_hugepages.empty()) {
-		const std::string node = "hwsig_node_" + std::string(spec.name);
-		for (const auto &[labels, p] : sel.node_hugepages)
-			ex.sample(node, Type::Gauge, std::string(spec.help) + " Per NUMA node.", labels, *p * spec.scale / spec.div);
-	}
+	auto sel = select(s, in, def);
+	const auto add = [&](const std::string &name, const std::string &help, const auto &group) {
+		for (const auto &[labels, p] : group)
+			ex.sample(name, Type::Gauge, help, labels, *p * def.scale / def.div);
+	};
+	add(std::string("hwsig_") + def.family, def.help, sel.host);
+	add(std::string("hwsig_vm_") + def.family, def.help, sel.vm);
+	add(std::string("hwsig_node_") + def.family, std::string(def.help) + " Per NUMA node.", sel.node_hugepages);
 }
 
-void add_histogram(Exposition &ex, const Spec &spec, const Series<Histogram> &s, const ExportInput &in)
+void add_histogram(Exposition &ex, const series::Def &def, const Series<Histogram> &s, const ExportInput &in)
 {
 	std::size_t slots = 0;
 	for (const auto &[scope, h] : s.by_scope)
 		slots = std::max(slots, h.counts.size());
 	if (slots == 0)
 		return;
-	auto sel = select(s, in,
-			  std::string_view(spec.raw) != series::kVhostDepth &&
-				  std::string_view(spec.raw) != series::kVhostRxBuffers);
+	auto sel = select(s, in, def);
 	if (sel.host.empty() && sel.vm.empty())
 		return;
-	const auto b = Exposition::buckets(s.by_scope.begin()->second.layout, slots, spec.hist);
+	const auto b = Exposition::buckets(s.by_scope.begin()->second.layout, slots, def.buckets);
 	for (const auto &[labels, h] : sel.host)
-		ex.histogram(std::string("hwsig_") + spec.name, spec.help, labels, *h, b);
+		ex.histogram(std::string("hwsig_") + def.family, def.help, labels, *h, b);
 	for (const auto &[labels, h] : sel.vm)
-		ex.histogram(std::string("hwsig_vm_") + spec.name, spec.help, labels, *h, b);
+		ex.histogram(std::string("hwsig_vm_") + def.family, def.help, labels, *h, b);
 }
 
 } // namespace
@@ -690,21 +486,22 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 {
 	Exposition ex;
 	if (const Snapshot *snap = in.snapshot) {
-		for (const Spec &spec : specs()) {
-			switch (spec.type) {
-			case Type::Counter:
-				if (auto it = snap->counters().find(spec.raw); it != snap->counters().end())
-					add_counter(ex, spec, it->second, in);
+		for (const series::Def &def : series::kRegistry) {
+			if (!def.family)
+				continue;
+			switch (def.kind) {
+			case series::Kind::Counter:
+				if (auto it = snap->counters().find(def.name); it != snap->counters().end())
+					add_counter(ex, def, it->second, in);
 				break;
-			case Type::Gauge:
-				if (auto it = snap->gauges().find(spec.raw); it != snap->gauges().end())
-					add_gauge(ex, spec, it->second, in);
+			case series::Kind::Gauge:
+				if (auto it = snap->gauges().find(def.name); it != snap->gauges().end())
+					add_gauge(ex, def, it->second, in);
 				break;
-			case Type::Histogram:
-				if (auto it = snap->histograms().find(spec.raw); it != snap->histograms().end())
-					add_histogram(ex, spec, it->second, in);
+			case series::Kind::Histogram:
+				if (auto it = snap->histograms().find(def.name); it != snap->histograms().end())
+					add_histogram(ex, def, it->second, in);
 				break;
-			case Type::Info: break;
 			}
 		}
 	}

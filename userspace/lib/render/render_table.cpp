@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "hwsig/render.h"
+#include "hwsig/scope.h"
 #include "hwsig/units.h"
 
 namespace hwsig {
@@ -56,7 +57,7 @@ std::string render_table(const Interval &iv, const RenderOptions &opt)
 		      opt.title.empty() ? "interval" : opt.title.c_str(), iv.interval_s);
 	out += bold(head, opt) + "\n";
 	if (!opt.vm.empty() && !opt.vm_gone.empty())
-		out += "vm:" + opt.vm + " is gone: " + opt.vm_gone + "\n";
+		out += Scope::vm(opt.vm).str() + " is gone: " + opt.vm_gone + "\n";
 
 	std::size_t scope_width = 0;
 	for (const auto &m : iv.metrics)

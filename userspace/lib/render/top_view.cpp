@@ -9,9 +9,10 @@
 #include <string_view>
 #include <utility>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/parse.h"
 #include "hwsig/render.h"
-#include "hwsig/series.h"
+#include "hwsig/scope.h"
 #include "hwsig/units.h"
 
 namespace hwsig {
@@ -40,19 +41,14 @@ private:
 	std::map<std::pair<std::string, std::string>, double> by_key_;
 };
 
-bool starts_with(std::string_view s, std::string_view prefix)
-{
-	return s.substr(0, prefix.size()) == prefix;
-}
-
 // Memory bandwidth: resctrl's MBM where it is on, else what LLC misses
 // suggest; and the LLC the threads hold (resctrl only).
 void memory(const Values &v, const std::string &scope, TopRow &r)
 {
-	r.mem_bps = v.get("mem.mbm_total_bps", scope);
+	r.mem_bps = v.get(metric_id::kMemMbmTotalBps, scope);
 	if (!r.mem_bps)
-		r.mem_bps = v.get("mem.llc_miss_bps", scope);
-	r.llc_bytes = v.get("mem.llc_occupancy_bytes", scope);
+		r.mem_bps = v.get(metric_id::kMemLlcMissBps, scope);
+	r.llc_bytes = v.get(metric_id::kMemLlcOccupancyBytes, scope);
 }
 
 TopRow host_row(const Interval &iv, const Values &v)
@@ -64,46 +60,48 @@ TopRow host_row(const Interval &iv, const Values &v)
 	double iops = 0, io_p99 = 0;
 	bool any_io = false, any_p99 = false;
 	for (const Metric &m : iv.metrics) {
-		if (m.id == "sched.cpu_busy_ratio" && starts_with(m.scope, "cpu:"))
+		const Scope::Kind kind = Scope::kind_of(m.scope);
+		if (m.id == metric_id::kSchedCpuBusyRatio && kind == Scope::Kind::Cpu)
 			++cpus;
-		if (!starts_with(m.scope, "dev:") || !std::isfinite(m.value))
+		if (kind != Scope::Kind::Dev || !std::isfinite(m.value))
 			continue;
-		if (m.id == "io.iops_read" || m.id == "io.iops_write") {
+		if (m.id == metric_id::kIoIopsRead || m.id == metric_id::kIoIopsWrite) {
 			iops += m.value;
 			any_io = true;
-		} else if (m.id == "io.latency_p99_us") {
+		} else if (m.id == metric_id::kIoLatencyP99Us) {
 			io_p99 = std::max(io_p99, m.value);
 			any_p99 = true;
 		}
 	}
-	if (auto busy = v.get("sched.cpu_busy_ratio", "system"); busy && cpus)
+	if (auto busy = v.get(metric_id::kSchedCpuBusyRatio, "system"); busy && cpus)
 		r.cpus = *busy * static_cast<double>(cpus);
-	r.runq_p99_us = v.get("sched.runq_wait_p99_us", "system");
-	r.preempt_ps = v.get("sched.involuntary_ctxsw_ps", "system");
+	r.runq_p99_us = v.get(metric_id::kSchedRunqWaitP99Us, "system");
+	r.preempt_ps = v.get(metric_id::kSchedInvoluntaryCtxswPs, "system");
 	if (any_io)
 		r.iops = iops;
 	if (any_p99)
 		r.io_p99_us = io_p99;
-	r.ipc = v.get("cpu.ipc", "system");
-	r.llc_mpki = v.get("cpu.llc_mpki", "system");
+	r.ipc = v.get(metric_id::kCpuIpc, "system");
+	r.llc_mpki = v.get(metric_id::kCpuLlcMpki, "system");
 	memory(v, "system", r);
 	return r;
 }
 
 // The VM's top culprit (idle is never one: waiting for an idle CPU to wake
 // is latency, not contention) and its share of all the VM's waits.
-void find_culprit(const Interval &iv, const std::string &scope, TopRow &r)
+void find_culprit(const Interval &iv, std::string_view vm, TopRow &r)
 {
-	const std::string prefix = scope + std::string(series::kCulpritSep);
 	double total = 0, top = 0;
 	for (const Metric &m : iv.metrics) {
-		if (m.id != "sched.wait_behind_ratio" || !starts_with(m.scope, prefix) || !std::isfinite(m.value))
+		if (m.id != metric_id::kSchedWaitBehindRatio || !std::isfinite(m.value))
+			continue;
+		const Scope s = Scope::parse(m.scope);
+		if (s.kind() != Scope::Kind::VmCulprit || s.vm() != vm)
 			continue;
 		total += m.value;
-		std::string who = m.scope.substr(prefix.size());
-		if (who != "idle" && m.value > top) {
+		if (s.culprit_scope().kind() != Scope::Kind::Idle && m.value > top) {
 			top = m.value;
-			r.culprit = who;
+			r.culprit = s.culprit();
 		}
 	}
 	if (!r.culprit.empty() && total > 0)
@@ -128,15 +126,13 @@ std::optional<IoNeighbour> io_neighbour(const Interval &iv, const std::string &s
 	std::map<std::string, double> disk_total;
 	std::map<std::string, std::map<std::string, double>> by_vm; // disk -> vm scope -> req/s
 	for (const Metric &m : iv.metrics) {
-		if ((m.id != "io.iops_read" && m.id != "io.iops_write") || !std::isfinite(m.value))
+		if ((m.id != metric_id::kIoIopsRead && m.id != metric_id::kIoIopsWrite) || !std::isfinite(m.value))
 			continue;
-		if (starts_with(m.scope, "dev:")) {
-			disk_total[m.scope.substr(4)] += m.value;
-			continue;
-		}
-		auto dev = m.scope.find("/dev:");
-		if (starts_with(m.scope, "vm:") && dev != std::string::npos)
-			by_vm[m.scope.substr(dev + 5)][m.scope.substr(0, dev)] += m.value;
+		const Scope s = Scope::parse(m.scope);
+		if (s.kind() == Scope::Kind::Dev)
+			disk_total[std::string(s.dev())] += m.value;
+		else if (s.kind() == Scope::Kind::VmDev)
+			by_vm[std::string(s.dev())][Scope::vm(s.vm()).str()] += m.value;
 	}
 	std::optional<IoNeighbour> best;
 	for (const auto &[disk, vms] : by_vm) {
@@ -188,20 +184,20 @@ TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules 
 	const std::string scope = vm.scope();
 	if (!vm.vcpu_tids.empty())
 		r.vcpus = static_cast<double>(vm.vcpu_tids.size());
-	r.cpus = v.get("sched.vcpu_cpus", scope);
-	r.vcpu_wait = v.get("sched.vcpu_wait_ratio", scope);
-	r.runq_p99_us = v.get("sched.runq_wait_p99_us", scope);
-	r.preempt_ps = v.get("sched.involuntary_ctxsw_ps", scope);
-	r.vhost_depth_p99 = v.get("vhost.queue_depth_p99", scope);
-	r.vhost_stalls_ps = v.get("vhost.ring_stalls_ps", scope);
-	r.ipc = v.get("cpu.ipc", scope);
-	r.llc_mpki = v.get("cpu.llc_mpki", scope);
+	r.cpus = v.get(metric_id::kSchedVcpuCpus, scope);
+	r.vcpu_wait = v.get(metric_id::kSchedVcpuWaitRatio, scope);
+	r.runq_p99_us = v.get(metric_id::kSchedRunqWaitP99Us, scope);
+	r.preempt_ps = v.get(metric_id::kSchedInvoluntaryCtxswPs, scope);
+	r.vhost_depth_p99 = v.get(metric_id::kVhostQueueDepthP99, scope);
+	r.vhost_stalls_ps = v.get(metric_id::kVhostRingStallsPs, scope);
+	r.ipc = v.get(metric_id::kCpuIpc, scope);
+	r.llc_mpki = v.get(metric_id::kCpuLlcMpki, scope);
 	memory(v, scope, r);
-	auto reads = v.get("io.iops_read", scope), writes = v.get("io.iops_write", scope);
+	auto reads = v.get(metric_id::kIoIopsRead, scope), writes = v.get(metric_id::kIoIopsWrite, scope);
 	if (reads || writes)
 		r.iops = reads.value_or(0) + writes.value_or(0);
-	r.io_p99_us = v.get("io.latency_p99_us", scope);
-	find_culprit(iv, scope, r);
+	r.io_p99_us = v.get(metric_id::kIoLatencyP99Us, scope);
+	find_culprit(iv, vm.name, r);
 	judge(iv, scope, r, rules);
 	return r;
 }
@@ -293,12 +289,14 @@ const TopColumn *find_top_column(const std::string &name)
 
 std::string culprit_text(const std::string &culprit)
 {
-	if (culprit == "host:other")
-		return "host processes";
-	if (culprit == "host:kernel")
-		return "kernel threads";
-	if (culprit == "host:vhost")
-		return "vhost workers";
+	const Scope who = Scope::parse(culprit);
+	if (who.kind() != Scope::Kind::Host)
+		return culprit;
+	switch (who.host()) {
+	case Scope::HostWork::Other: return "host processes";
+	case Scope::HostWork::Kernel: return "kernel threads";
+	case Scope::HostWork::Vhost: return "vhost workers";
+	}
 	return culprit;
 }
 

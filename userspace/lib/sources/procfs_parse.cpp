@@ -10,6 +10,7 @@
 #include <set>
 
 #include "hwsig/parse.h"
+#include "hwsig/scope.h"
 
 namespace hwsig {
 
@@ -186,7 +187,7 @@ ProcStat parse_proc_stat(std::string_view text)
 				out.error = at_line(i) + "cpu" + std::to_string(*n) + " listed twice";
 				break;
 			}
-			cpu.scope = "cpu:" + std::to_string(*n);
+			cpu.scope = Scope::cpu(*n).str();
 		}
 		cpu.columns = static_cast<unsigned>(f.size() - 1);
 		// user nice system idle: present in every kernel that has /proc/stat.

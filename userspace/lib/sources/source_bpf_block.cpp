@@ -11,6 +11,7 @@
 #include "hwsig/block_device.h"
 #include "hwsig/catalog.h"
 #include "hwsig/fs.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "source_bpf_lazy.h"
@@ -34,6 +35,10 @@ const std::vector<std::string> &block_ids()
 
 class BpfBlockSource : public Source {
 public:
+	explicit BpfBlockSource(bool milliseconds)
+		: collector_([milliseconds](std::optional<BlockCollector> &c) { c.emplace(BpfAttach::Auto, milliseconds); })
+	{
+	}
 	std::string_view name() const override { return "bpf.block"; }
 	std::vector<std::string> provides() const override { return block_ids(); }
 
@@ -58,7 +63,8 @@ public:
 				seen = n;
 			}
 			for (const auto &[dev, n] : dropped) {
-				std::string scope = dev ? "dev:" + names_.label(dev) : "dev:*";
+				const std::string scope =
+					(dev ? Scope::dev(names_.label(dev)) : Scope::all(Scope::Kind::Dev)).str();
 				std::string why = std::to_string(n) + " requests " + (dev ? "" : "of other disks ") +
 						  "not counted: the BPF table of disks was full (" +
 						  std::to_string(HWSIG_BLOCK_MAX_DEVS) + " with I/O)";
@@ -87,7 +93,7 @@ public:
 				}
 				if (renewed || dropped.count(dev))
 					continue;
-				std::string scope = "dev:" + names_.label(dev);
+				const std::string scope = Scope::dev(names_.label(dev)).str();
 				snap.add_counter(series::kIoReads, scope, static_cast<double>(c.reads), kSource);
 				snap.add_counter(series::kIoWrites, scope, static_cast<double>(c.writes), kSource);
 				snap.add_counter(series::kIoReadBytes, scope, static_cast<double>(c.read_bytes),
@@ -114,7 +120,12 @@ private:
 
 SourcePtr make_bpf_block_source()
 {
-	return std::make_unique<BpfBlockSource>();
+	return make_bpf_block_source(false);
+}
+
+SourcePtr make_bpf_block_source(bool milliseconds)
+{
+	return std::make_unique<BpfBlockSource>(milliseconds);
 }
 
 } // namespace hwsig

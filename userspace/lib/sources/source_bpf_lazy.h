@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <exception>
+#include <functional>
 #include <unistd.h>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hwsig/error.h"
@@ -36,6 +38,12 @@ inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids,
 // interval (it would not change while we run).
 template <typename Collector> class LazyCollector {
 public:
+	// How to attach: the collector's defaults, or attach(slot) emplacing it
+	// with other arguments (hwsigctl hist -m: millisecond slots).
+	using Attach = std::function<void(std::optional<Collector> &)>;
+	LazyCollector() : attach_([](std::optional<Collector> &c) { c.emplace(); }) {}
+	explicit LazyCollector(Attach attach) : attach_(std::move(attach)) {}
+
 	// One collect of a source: emit(Collector &) when attached; when not,
 	// or when emit throws, every one of ids is unavailable with the reason.
 	template <typename Emit> void collect(Snapshot &snap, const std::vector<std::string> &ids, Emit &&emit)
@@ -58,7 +66,7 @@ private:
 	{
 		if (!collector_ && failure_.empty()) {
 			try {
-				collector_.emplace();
+				attach_(collector_);
 			} catch (const Error &e) {
 				failure_ = lacks_privilege(e.err()) ? kNeedsRoot : e.what();
 			} catch (const std::exception &e) {
@@ -68,6 +76,7 @@ private:
 		return collector_ ? &*collector_ : nullptr;
 	}
 
+	Attach attach_;
 	std::optional<Collector> collector_;
 	std::string failure_;
 };

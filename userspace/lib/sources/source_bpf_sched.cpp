@@ -2,12 +2,14 @@
 // histograms and involuntary switches per CPU, system, VM and pid.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "hwsig/catalog.h"
-#include "hwsig/fs.h"
+#include "hwsig/proc_alive.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "sched_collector.h"
@@ -34,25 +36,31 @@ const std::vector<std::string> &blame_ids()
 	return ids;
 }
 
-// The culprit part of a vm:VICTIM/culprit:WHO scope; "" for a VM not listed.
-std::string culprit_name(const Blame &b, const std::map<int, std::string> &vm_scope_of)
+// The WHO of a vm:VICTIM/culprit:WHO scope; none for a VM not listed.
+std::optional<Scope> culprit_of(const Blame &b, const std::map<int, Scope> &vm_scope_of)
 {
 	switch (b.culprit) {
-	case Culprit::Idle: return "idle";
-	case Culprit::Kernel: return "host:kernel";
-	case Culprit::Vhost: return "host:vhost";
-	case Culprit::Other: return "host:other";
+	case Culprit::Idle: return Scope::idle();
+	case Culprit::Kernel: return Scope::host(Scope::HostWork::Kernel);
+	case Culprit::Vhost: return Scope::host(Scope::HostWork::Vhost);
+	case Culprit::Other: return Scope::host(Scope::HostWork::Other);
 	case Culprit::Vm: {
 		auto it = vm_scope_of.find(b.culprit_tgid);
-		return it == vm_scope_of.end() ? std::string() : it->second;
+		if (it == vm_scope_of.end())
+			return std::nullopt;
+		return it->second;
 	}
 	}
-	return {};
+	return std::nullopt;
 }
 
 class BpfSchedSource : public Source {
 public:
-	explicit BpfSchedSource(std::vector<int> pids) : pids_(std::move(pids)) {}
+	BpfSchedSource(std::vector<int> pids, bool milliseconds)
+		: pids_(std::move(pids)),
+		  collector_([milliseconds](std::optional<SchedCollector> &c) { c.emplace(BpfAttach::Auto, milliseconds); })
+	{
+	}
 	std::string_view name() const override { return "bpf.sched"; }
 	std::vector<std::string> provides() const override { return sched_ids(); }
 
@@ -68,20 +76,6 @@ private:
 		snap.add_histogram(series::kRunqWakeupWaitUs, scope, c.wakeup_wait_us, kSource);
 		snap.add_histogram(series::kRunqPreemptWaitUs, scope, c.preempt_wait_us, kSource);
 		snap.add_counter(series::kInvoluntarySwitches, scope, static_cast<double>(c.involuntary), kSource);
-	}
-
-	// The VM list is rediscovered every few seconds: a QEMU that exited
-	// since (or a zombie) is not reported as an idle VM.
-	static bool alive(const SourceContext &ctx, int pid)
-	{
-		auto stat = read_file(join_path(ctx.root, "proc/" + std::to_string(pid) + "/stat"), 4096);
-		if (!stat.data)
-			return false;
-		auto close = stat.data->rfind(')');
-		if (close == std::string::npos || close + 2 >= stat.data->size())
-			return true; // unparsable: not ours to judge
-		char state = (*stat.data)[close + 2];
-		return state != 'Z' && state != 'X' && state != 'x';
 	}
 
 	static bool has_data(const SchedCounts &c)
@@ -102,15 +96,17 @@ private:
 		// tgid -> scopes it is reported under.
 		std::map<int, std::vector<std::string>> wanted;
 		std::set<int> vm_pids;
+		// The VM list is rediscovered every few seconds: a QEMU that
+		// exited since (or a zombie) is not reported as an idle VM.
 		if (ctx.vms)
 			for (const Vm &vm : *ctx.vms)
-				if (alive(ctx, vm.pid)) {
+				if (process_alive(ctx.root, vm.pid)) {
 					wanted[vm.pid].push_back(vm.scope());
 					vm_pids.insert(vm.pid);
 				}
 		blame(collector, vm_pids, ctx, snap);
 		for (int pid : pids_)
-			wanted[pid].push_back("pid:" + std::to_string(pid));
+			wanted[pid].push_back(Scope::pid(static_cast<unsigned>(pid)).str());
 		for (int tgid : collector.selected())
 			if (!wanted.count(tgid))
 				collector.deselect(tgid);
@@ -132,7 +128,7 @@ private:
 		auto cpus = collector.per_cpu();
 		SchedCounts system;
 		for (std::size_t cpu = 0; cpu < cpus.size(); ++cpu) {
-			add(snap, "cpu:" + std::to_string(cpu), cpus[cpu]);
+			add(snap, Scope::cpu(static_cast<unsigned>(cpu)).str(), cpus[cpu]);
 			system += cpus[cpu];
 		}
 		add(snap, "system", system);
@@ -145,27 +141,27 @@ private:
 	{
 		if (vm_pids.empty()) {
 			for (const auto &id : blame_ids())
-				snap.add_unavailable(id, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
+				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), "no VMs found (QEMU processes, Documentation/vms.rst)");
 		}
 		for (int tgid : collector.watched_vms())
 			if (!vm_pids.count(tgid))
 				collector.unwatch_vm(tgid);
-		std::map<int, std::string> scope_of;
+		std::map<int, Scope> scope_of;
 		if (ctx.vms)
 			for (const Vm &vm : *ctx.vms)
 				if (vm_pids.count(vm.pid))
-					scope_of[vm.pid] = vm.scope();
+					scope_of[vm.pid] = Scope::vm(vm.name);
 		for (const auto &[tgid, scope] : scope_of) {
 			if (!collector.watch_vm(tgid)) {
 				for (const auto &id : blame_ids())
-					snap.add_unavailable(id, scope, "more VMs than the BPF matrix holds (64)");
+					snap.add_unavailable(id, scope.str(), "more VMs than the BPF matrix holds (64)");
 				continue;
 			}
 			for (const Blame &cell : collector.blame(tgid)) {
-				std::string culprit = culprit_name(cell, scope_of);
-				if (culprit.empty())
+				auto who = culprit_of(cell, scope_of);
+				if (!who)
 					continue;
-				std::string at = scope + std::string(series::kCulpritSep) + culprit;
+				const std::string at = scope.culprit(*who).str();
 				snap.add_counter(series::kVmWaitBehindNs, at, static_cast<double>(cell.wait_ns), kSource);
 				snap.add_counter(series::kVmPreemptedBy, at, static_cast<double>(cell.preemptions), kSource);
 			}
@@ -182,12 +178,12 @@ private:
 
 SourcePtr make_bpf_sched_source()
 {
-	return std::make_unique<BpfSchedSource>(std::vector<int>{});
+	return std::make_unique<BpfSchedSource>(std::vector<int>{}, false);
 }
 
-SourcePtr make_bpf_sched_source(std::vector<int> pids)
+SourcePtr make_bpf_sched_source(std::vector<int> pids, bool milliseconds)
 {
-	return std::make_unique<BpfSchedSource>(std::move(pids));
+	return std::make_unique<BpfSchedSource>(std::move(pids), milliseconds);
 }
 
 } // namespace hwsig

@@ -11,6 +11,8 @@
 #include "hwsig/block_device.h"
 #include "hwsig/catalog.h"
 #include "hwsig/error.h"
+#include "hwsig/metric_ids.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "source_bpf_lazy.h"
@@ -22,8 +24,8 @@ namespace {
 
 using bpf_source::kSource;
 
-const std::vector<std::string> kVmIoIds = {"io.iops_read",   "io.iops_write",     "io.read_bps",
-					   "io.write_bps",   "io.latency_p50_us", "io.latency_p99_us"};
+const std::vector<std::string> kVmIoIds = {metric_id::kIoIopsRead,  metric_id::kIoIopsWrite,     metric_id::kIoReadBps,
+					   metric_id::kIoWriteBps, metric_id::kIoLatencyP50Us, metric_id::kIoLatencyP99Us};
 
 class BpfVmIoSource final : public Source {
 public:
@@ -32,10 +34,10 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
-		std::map<int, std::string> scope_of;
+		std::map<int, Scope> scope_of;
 		if (ctx.vms)
 			for (const Vm &vm : *ctx.vms)
-				scope_of[vm.pid] = vm.scope();
+				scope_of[vm.pid] = Scope::vm(vm.name);
 		if (collector_)
 			for (int tgid : collector_->watched_vms())
 				if (!scope_of.count(tgid))
@@ -52,7 +54,7 @@ public:
 		if (!collector_) {
 			for (const auto &[tgid, scope] : scope_of)
 				for (const auto &id : kVmIoIds)
-					snap.add_unavailable(id, scope, failure_);
+					snap.add_unavailable(id, scope.str(), failure_);
 			return;
 		}
 		struct timespec ts;
@@ -65,7 +67,7 @@ public:
 		for (const auto &[tgid, scope] : scope_of) {
 			if (!collector_->watch_vm(tgid)) {
 				for (const auto &id : kVmIoIds)
-					snap.add_unavailable(id, scope, "more VMs than the BPF I/O attribution holds (64)");
+					snap.add_unavailable(id, scope.str(), "more VMs than the BPF I/O attribution holds (64)");
 				continue;
 			}
 			auto c = collector_->counts(tgid);
@@ -75,13 +77,14 @@ public:
 			// that first interval from zero).
 			if (!c || !(c->reads || c->writes || c->read_bytes || c->write_bytes))
 				continue;
-			snap.add_counter(series::kIoReads, scope, static_cast<double>(c->reads), kSource);
-			snap.add_counter(series::kIoWrites, scope, static_cast<double>(c->writes), kSource);
-			snap.add_counter(series::kIoReadBytes, scope, static_cast<double>(c->read_bytes), kSource);
-			snap.add_counter(series::kIoWriteBytes, scope, static_cast<double>(c->write_bytes), kSource);
-			snap.add_histogram(series::kIoLatencyUs, scope, c->latency_us, kSource);
+			const std::string &vm = scope.str();
+			snap.add_counter(series::kIoReads, vm, static_cast<double>(c->reads), kSource);
+			snap.add_counter(series::kIoWrites, vm, static_cast<double>(c->writes), kSource);
+			snap.add_counter(series::kIoReadBytes, vm, static_cast<double>(c->read_bytes), kSource);
+			snap.add_counter(series::kIoWriteBytes, vm, static_cast<double>(c->write_bytes), kSource);
+			snap.add_histogram(series::kIoLatencyUs, vm, c->latency_us, kSource);
 			for (const auto &[dev, rw] : c->by_dev) {
-				const std::string at = scope + "/dev:" + names_.label(dev);
+				const std::string at = scope.disk(names_.label(dev)).str();
 				snap.add_counter(series::kIoReads, at, static_cast<double>(rw.first), kSource);
 				snap.add_counter(series::kIoWrites, at, static_cast<double>(rw.second), kSource);
 			}

@@ -3,18 +3,21 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/parse.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 namespace hwsig {
 
 namespace {
 
-constexpr const char *kHugepageUtilization = "mem.hugepage_utilization";
-constexpr const char *kThpAnonBytes = "mem.thp_anon_bytes";
-constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
+constexpr const char *kHugepageUtilization = metric_id::kMemHugepageUtilization;
+constexpr const char *kThpAnonBytes = metric_id::kMemThpAnonBytes;
+constexpr const char *kThpFallback = metric_id::kMemThpFallbackRatio;
 constexpr const char *kThpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled";
 
 std::string size_name(std::uint64_t kb)
@@ -181,17 +184,16 @@ private:
 		meminfo_path_ = join_path(ctx.root, "/proc/meminfo");
 		thp_path_ = join_path(ctx.root, kThpEnabled);
 		pools_.clear();
-		list_pools(ctx, "/sys/kernel/mm/hugepages", "");
+		list_pools(ctx, "/sys/kernel/mm/hugepages", std::nullopt);
 		system_pools_ = pools_.size();
 		for (unsigned node : list_numa_nodes(ctx.root))
-			list_pools(ctx, "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages",
-				   "node:" + std::to_string(node) + "/");
+			list_pools(ctx, "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages", node);
 		files_.revalidate();
 		return true;
 	}
 
-	// Every hugepages-<N>kB pool under rel_dir, in name order.
-	void list_pools(const SourceContext &ctx, const std::string &rel_dir, const std::string &scope_prefix)
+	// Every hugepages-<N>kB pool under rel_dir (the system's, or a node's), in name order.
+	void list_pools(const SourceContext &ctx, const std::string &rel_dir, std::optional<unsigned> node)
 	{
 		for (const auto &entry : list_dir(join_path(ctx.root, rel_dir), "hugepages-")) {
 			auto kb = parse_hugepage_dir_kb(entry);
@@ -200,8 +202,8 @@ private:
 			Pool p;
 			p.rel_dir = rel_dir + "/" + entry;
 			p.kb = *kb;
-			p.scope = scope_prefix + "hugepages:" + size_name(*kb);
-			p.files = scope_prefix.empty() ? 3 : 2;
+			p.scope = (node ? Scope::hugepages(size_name(*kb), *node) : Scope::hugepages(size_name(*kb))).str();
+			p.files = node ? 2 : 3;
 			for (int i = 0; i < p.files; ++i)
 				p.paths[i] = join_path(ctx.root, p.rel_dir + "/" + kPoolFiles[i]);
 			pools_.push_back(std::move(p));
@@ -310,8 +312,8 @@ private:
 		auto reserved = meminfo.values.find("HugePages_Rsvd");
 		const std::uint64_t resv =
 			reserved != meminfo.values.end() && !reserved->second.kb ? reserved->second.value : 0;
-		add_utilization(total->second.value, free->second.value, resv, kb, "hugepages:" + size_name(kb),
-				"/proc/meminfo", snap);
+		add_utilization(total->second.value, free->second.value, resv, kb,
+				Scope::hugepages(size_name(kb)).str(), "/proc/meminfo", snap);
 	}
 
 	static void collect_thp_anon(const Meminfo &meminfo, const std::string &problem, Snapshot &snap)

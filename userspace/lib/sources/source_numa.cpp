@@ -5,22 +5,24 @@
 #include <cstdint>
 #include <iterator>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/parse.h"
 #include "hwsig/procfs.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 namespace hwsig {
 
 namespace {
 
-constexpr const char *kRemoteRatio = "mem.numa_remote_ratio";
-constexpr const char *kFallbackRatio = "mem.numa_fallback_ratio";
+constexpr const char *kRemoteRatio = metric_id::kMemNumaRemoteRatio;
+constexpr const char *kFallbackRatio = metric_id::kMemNumaFallbackRatio;
 constexpr const char *kNumaStatOff =
 	"vm.numa_stat = 0: the kernel does not count NUMA allocations (sysctl vm.numa_stat=1 counts them)";
 constexpr const char *kNoPreferredCounters = "numastat has no numa_hit/numa_foreign";
-constexpr const char *kMigrations = "mem.page_migrations_ps";
-constexpr const char *kNumaMigrations = "mem.numa_pages_migrated_ps";
-constexpr const char *kThpFallback = "mem.thp_fallback_ratio";
+constexpr const char *kMigrations = metric_id::kMemPageMigrationsPs;
+constexpr const char *kNumaMigrations = metric_id::kMemNumaPagesMigratedPs;
+constexpr const char *kThpFallback = metric_id::kMemThpFallbackRatio;
 
 // The /proc/vmstat counters this source reads.
 constexpr std::string_view kPicked[] = {"numa_local",          "numa_other",      "numa_hit",
@@ -138,7 +140,7 @@ public:
 			for (const char *id : {kRemoteRatio, kFallbackRatio}) {
 				snap.add_unavailable(id, "system", kNumaStatOff);
 				if (!nodes_.empty())
-					snap.add_unavailable(id, "node:*", kNumaStatOff);
+					snap.add_unavailable(id, Scope::all(Scope::Kind::Node).str(), kNumaStatOff);
 			}
 		} else if (!nodes_.empty())
 			emit_nodes(reads, snap);
@@ -198,7 +200,7 @@ private:
 			NodeFile f;
 			f.rel = "/sys/devices/system/node/node" + std::to_string(node) + "/numastat";
 			f.path = join_path(ctx.root, f.rel);
-			f.scope = "node:" + std::to_string(node);
+			f.scope = Scope::node(node).str();
 			nodes_.push_back(std::move(f));
 		}
 		files_.revalidate();

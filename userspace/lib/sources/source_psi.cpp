@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <iterator>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 
@@ -25,11 +26,11 @@ struct Resource {
 
 // cpu's "full" line (Linux 5.13+) is all zeros at system level: not reported.
 constexpr Resource kResources[] = {
-	{"/proc/pressure/cpu", "psi.cpu_some_pct", series::kPsiCpuSome, series::kPsiCpuSomeUs, nullptr, nullptr,
+	{"/proc/pressure/cpu", metric_id::kPsiCpuSomePct, series::kPsiCpuSome, series::kPsiCpuSomeUs, nullptr, nullptr,
 	 nullptr},
-	{"/proc/pressure/memory", "psi.memory_some_pct", series::kPsiMemorySome, series::kPsiMemorySomeUs,
-	 "psi.memory_full_pct", series::kPsiMemoryFull, series::kPsiMemoryFullUs},
-	{"/proc/pressure/io", "psi.io_some_pct", series::kPsiIoSome, series::kPsiIoSomeUs, "psi.io_full_pct",
+	{"/proc/pressure/memory", metric_id::kPsiMemorySomePct, series::kPsiMemorySome, series::kPsiMemorySomeUs,
+	 metric_id::kPsiMemoryFullPct, series::kPsiMemoryFull, series::kPsiMemoryFullUs},
+	{"/proc/pressure/io", metric_id::kPsiIoSomePct, series::kPsiIoSome, series::kPsiIoSomeUs, metric_id::kPsiIoFullPct,
 	 series::kPsiIoFull, series::kPsiIoFullUs},
 };
 

@@ -3,6 +3,7 @@
 // llc_occupancy and MBM byte counters, summed over the L3 domains. The
 // default group's own mon_data gives the host-wide values.
 // Documentation/resctrl.rst: what is created, when it goes, the limits.
+#include "hwsig/metric_ids.h"
 #include "hwsig/resctrl.h"
 
 #include <fcntl.h>
@@ -108,9 +109,9 @@ struct Event {
 };
 
 constexpr Event kEvents[] = {
-	{"llc_occupancy", "mem.llc_occupancy_bytes", series::kResctrlLlcOccupancy, false},
-	{"mbm_total_bytes", "mem.mbm_total_bps", series::kResctrlMbmTotalBytes, true},
-	{"mbm_local_bytes", "mem.mbm_local_bps", series::kResctrlMbmLocalBytes, true},
+	{"llc_occupancy", metric_id::kMemLlcOccupancyBytes, series::kResctrlLlcOccupancy, false},
+	{"mbm_total_bytes", metric_id::kMemMbmTotalBps, series::kResctrlMbmTotalBytes, true},
+	{"mbm_local_bytes", metric_id::kMemMbmLocalBps, series::kResctrlMbmLocalBytes, true},
 };
 constexpr std::size_t kEventCount = std::size(kEvents);
 

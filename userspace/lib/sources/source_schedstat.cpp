@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/vm_parse.h"
 
@@ -12,9 +14,9 @@ namespace hwsig {
 
 namespace {
 
-constexpr const char *kRunqWaitAvg = "sched.runq_wait_avg_us";
-constexpr const char *kVcpuWait = "sched.vcpu_wait_ratio";
-constexpr const char *kVcpuCpus = "sched.vcpu_cpus";
+constexpr const char *kRunqWaitAvg = metric_id::kSchedRunqWaitAvgUs;
+constexpr const char *kVcpuWait = metric_id::kSchedVcpuWaitRatio;
+constexpr const char *kVcpuCpus = metric_id::kSchedVcpuCpus;
 
 class SchedstatSource final : public Source {
 public:
@@ -35,7 +37,7 @@ public:
 				collect_vm(ctx, vm, snap, vcpus_now);
 		if (!ctx.vms || ctx.vms->empty())
 			for (const char *id : {kVcpuWait, kVcpuCpus})
-				snap.add_unavailable(id, "vm:*", "no VMs found (QEMU processes, Documentation/vms.rst)");
+				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), "no VMs found (QEMU processes, Documentation/vms.rst)");
 		// vCPU threads come and go: keep only the files read this round.
 		vcpu_files_.sweep();
 		for (auto it = vcpu_index_.begin(); it != vcpu_index_.end();)
@@ -70,7 +72,7 @@ private:
 		}
 		double delay_sum = 0, slices_sum = 0;
 		for (const auto &cpu : stat.cpus) {
-			std::string scope = "cpu:" + std::to_string(cpu.cpu);
+			const std::string scope = Scope::cpu(cpu.cpu).str();
 			snap.add_counter(series::kSchedstatRunDelayNs, scope, static_cast<double>(cpu.run_delay_ns), "procfs");
 			snap.add_counter(series::kSchedstatTimeslices, scope, static_cast<double>(cpu.timeslices), "procfs");
 			delay_sum += static_cast<double>(cpu.run_delay_ns);
@@ -115,7 +117,7 @@ private:
 			slices_sum += static_cast<double>(stat.timeslices);
 			run_sum += static_cast<double>(stat.on_cpu_ns);
 			if (auto n = vcpu_index(ctx, task, tid)) {
-				const std::string at = vm.scope() + "/vcpu:" + std::to_string(*n);
+				const std::string at = Scope::vm(vm.name).vcpu(*n).str();
 				snap.add_counter(series::kVcpuRunDelayNs, at, static_cast<double>(stat.run_delay_ns),
 						 "procfs");
 				snap.add_counter(series::kVcpuRunNs, at, static_cast<double>(stat.on_cpu_ns), "procfs");

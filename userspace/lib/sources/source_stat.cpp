@@ -1,4 +1,5 @@
 // /proc/stat: steal, busy and total CPU time per CPU and for the system.
+#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 
@@ -6,8 +7,8 @@ namespace hwsig {
 
 namespace {
 
-constexpr const char *kStealRatio = "sched.steal_ratio";
-constexpr const char *kBusyRatio = "sched.cpu_busy_ratio";
+constexpr const char *kStealRatio = metric_id::kSchedStealRatio;
+constexpr const char *kBusyRatio = metric_id::kSchedCpuBusyRatio;
 
 class StatSource final : public Source {
 public:

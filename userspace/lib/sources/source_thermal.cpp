@@ -22,6 +22,7 @@
 #include "hwsig/fd.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 namespace hwsig::thermal {
@@ -265,7 +266,7 @@ void scan_zones(const std::string &root, Layout &layout, std::vector<std::string
 	for (std::size_t i = 0; i < zones.size(); i++) {
 		const std::string &entry = zones[i].second;
 		const std::string zdir = dir + "/" + entry;
-		const std::string scope = "zone:" + names[i];
+		const std::string scope = Scope::zone(names[i]).str();
 		if (types[i] == "x86_pkg_temp") {
 			// Its trip points are thresholds thermald programs to be
 			// notified at, not where the package throttles; coretemp's
@@ -378,7 +379,7 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		}
 		if (!dir)
 			dir = layout.add_dir(attr_dir);
-		layout.slots.push_back({"zone:" + device_name + "/" + components[i], *dir, file + "_input",
+		layout.slots.push_back({Scope::zone(device_name + "/" + components[i]).str(), *dir, file + "_input",
 					entry + "/" + file + "_input", has(index, "fault") ? file + "_fault" : std::string(),
 					*throttle});
 	}
@@ -387,7 +388,7 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		for (const auto &c : without_limit)
 			list += (list.empty() ? "" : ", ") + c;
 		layout.notes.push_back(
-			{"zone:" + device_name, "temperature only, the driver gives no max or crit limit: " + list});
+			{Scope::zone(device_name).str(), "temperature only, the driver gives no max or crit limit: " + list});
 	}
 }
 

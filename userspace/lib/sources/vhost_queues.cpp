@@ -1,4 +1,5 @@
 // vhost queues -> scopes and series (vhost.h). Documentation/vhost.rst.
+#include "hwsig/metric_ids.h"
 #include "hwsig/vhost.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include "hwsig/catalog.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/vm_parse.h"
 
@@ -47,7 +49,7 @@ VhostQueueCounts &VhostQueueCounts::operator+=(const VhostQueueCounts &o)
 
 std::string vhost_queue_scope(int owner, unsigned index, bool tx)
 {
-	return "vq:" + std::to_string(owner) + ":" + std::to_string(index) + (tx ? ":tx" : ":rx");
+	return Scope::vq(static_cast<unsigned>(owner), index, tx ? Scope::Direction::Tx : Scope::Direction::Rx).str();
 }
 
 std::optional<int> vhost_worker_owner(const std::string &root, std::uint32_t worker_tid)
@@ -168,7 +170,7 @@ void note_viommu(Snapshot &snap, const std::string &scope, const VhostQueueCount
 	if (!c.viommu || c.samples)
 		return;
 	for (const auto &id : tx ? tx_ids() : rx_ids())
-		if (id != "vhost.ring_stalls_ps")
+		if (id != metric_id::kVhostRingStallsPs)
 			snap.add_unavailable(id, scope, kViommu);
 }
 

@@ -26,6 +26,7 @@
 #include "hwsig/fd.h"
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
+#include "hwsig/proc_alive.h"
 
 namespace hwsig::vmparse {
 
@@ -222,17 +223,6 @@ std::optional<unsigned> parse_vcpu_fd_target(std::string_view target)
 	if (!n || *n > UINT_MAX)
 		return std::nullopt;
 	return static_cast<unsigned>(*n);
-}
-
-bool status_is_dead(std::string_view status)
-{
-	for (auto line : split_lines(status)) {
-		if (!line.starts_with("State:"))
-			continue;
-		auto state = trim(line.substr(6));
-		return !state.empty() && (state[0] == 'Z' || state[0] == 'X');
-	}
-	return false;
 }
 
 std::string printable_name(std::string_view name)
@@ -459,8 +449,7 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 			}
 			if (memo)
 				memo->forget(*pid); // a QEMU now: never skipped
-			auto status = read_file(pid_dir + "/status");
-			if (!status.data || status_is_dead(*status.data))
+			if (!process_alive(root, *pid))
 				continue; // gone, or a zombie whose guest is no more
 			auto cmdline = read_file(pid_dir + "/cmdline");
 			std::vector<std::string> argv;

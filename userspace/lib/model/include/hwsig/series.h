@@ -1,8 +1,12 @@
-// Names of the raw series sources put into a Snapshot and the catalog's rules
-// read. A source and the catalog must agree on these, so they live here once.
+// The raw series sources put into a Snapshot and the catalog's rules read:
+// their names, and below them the registry that says what each one is and
+// how it is exported. Sources, catalog and renderers must agree on these, so
+// they live here once.
 #pragma once
 
 #include <string_view>
+
+#include "hwsig/scope.h"
 
 namespace hwsig::series {
 
@@ -84,10 +88,9 @@ inline constexpr const char *kRunqWakeupWaitUs = "bpf.runq_wakeup_wait_us";
 inline constexpr const char *kRunqPreemptWaitUs = "bpf.runq_preempt_wait_us";
 inline constexpr const char *kInvoluntarySwitches = "bpf.involuntary_switches"; // counter
 // The victim x culprit matrix, counters. Scope vm:VICTIM/culprit:WHO, WHO one
-// of vm:NAME, host:kernel, host:vhost, host:other, idle (culprit_scope()).
+// of vm:NAME, host:kernel, host:vhost, host:other, idle (Scope::culprit()).
 inline constexpr const char *kVmWaitBehindNs = "bpf.vm_wait_behind_ns"; // waits ended after WHO ran
 inline constexpr const char *kVmPreemptedBy = "bpf.vm_preempted_by";     // preemptions with WHO next
-inline constexpr std::string_view kCulpritSep = "/culprit:";
 
 // BPF block. Scope: dev:NAME.
 inline constexpr const char *kIoReads = "bpf.io_reads";   // completed requests, counter
@@ -108,5 +111,232 @@ inline constexpr const char *kVhostRxBuffers = "bpf.vhost_rx_buffers"; // RX: Li
 inline constexpr const char *kVhostRxEmpty = "bpf.vhost_rx_empty";     // RX samples of 0 buffers, counter
 inline constexpr const char *kVhostRxSamples = "bpf.vhost_rx_samples"; // RX samples, counter
 inline constexpr const char *kVhostStalls = "bpf.vhost_stalls";        // RX: counter
+
+// --- the registry ------------------------------------------------------------
+// Every raw series once: what it is, where it appears and how
+// Documentation/prometheus.rst exports it. The Prometheus renderer iterates
+// it, the catalog's rules name its series, and test_catalog_doc.cpp checks
+// both documentation tables against it: a new series is one constant above
+// and one row below.
+
+enum class Kind { Counter, Gauge, Histogram };
+
+// The kinds of scope a series is reported at (metrics.rst, "Scopes"), as a
+// set of bits.
+constexpr unsigned at(Scope::Kind k)
+{
+	return 1u << static_cast<unsigned>(k);
+}
+inline constexpr unsigned kAtSystem = at(Scope::Kind::System);
+inline constexpr unsigned kAtCpu = at(Scope::Kind::Cpu);
+inline constexpr unsigned kAtSocket = at(Scope::Kind::Socket);
+inline constexpr unsigned kAtNode = at(Scope::Kind::Node);
+inline constexpr unsigned kAtHugepages = at(Scope::Kind::Hugepages);
+inline constexpr unsigned kAtNodeHugepages = at(Scope::Kind::NodeHugepages);
+inline constexpr unsigned kAtZone = at(Scope::Kind::Zone);
+inline constexpr unsigned kAtDev = at(Scope::Kind::Dev);
+inline constexpr unsigned kAtVq = at(Scope::Kind::Vq);
+inline constexpr unsigned kAtVm = at(Scope::Kind::Vm);
+inline constexpr unsigned kAtVmVcpu = at(Scope::Kind::VmVcpu);
+inline constexpr unsigned kAtVmCulprit = at(Scope::Kind::VmCulprit);
+inline constexpr unsigned kAtVmDev = at(Scope::Kind::VmDev); // a VM's requests per disk: stat and JSON only
+inline constexpr unsigned kAtPid = at(Scope::Kind::Pid);
+
+// Which vm scopes go to the hwsig_vm_<family> family.
+enum class VmExport {
+	All,       // vm:NAME, vm:NAME/vcpu:N, vm:NAME/culprit:WHO
+	PartsOnly, // not vm:NAME, a mean or sum of its vCPUs': theirs are exported instead
+	None,      // none: vm:NAME and system sum virtqueues, exported per queue
+};
+
+// How a log2 histogram's slots become buckets in the exported unit.
+struct Buckets {
+	double scale = 1;      // exported unit per raw unit: bound * scale / div
+	double div = 1;        // 1e6: us -> s (a division: 4/1e6 prints as 4e-06)
+	double step = 0;       // resolution of an integer-valued quantity in the exported unit, 0 if continuous
+	bool open_last = true; // the BPF program clamps into the last slot: it has no upper bound
+};
+
+struct Def {
+	const char *name;
+	Kind kind;
+	const char *unit; // raw, as the source puts it in the snapshot
+	unsigned at;      // at() of the scope kinds
+	const char *family; // Prometheus name without hwsig_; nullptr: not exported
+	const char *help;
+	double scale = 1; // counters and gauges: value * scale / div, a division
+	double div = 1;   // so that 2210 ticks print as 22.1, not 22.100000000000001
+	Buckets buckets{};
+	bool pmu = false; // multiplexed hardware counter: exported raw, with hwsig_pmu_{enabled,running}_seconds_total
+	VmExport vm = VmExport::All;
+};
+
+// USER_HZ: /proc/stat counts in 1/100 s on every Linux ABI hwsig runs on
+// (the kernel converts from HZ for userspace).
+inline constexpr double kUserHz = 100.0;
+inline constexpr Buckets kUsToSeconds{1, 1e6, 0, true};
+inline constexpr Buckets kExactDepth{1, 1, 1, false}; // LinearLog2, the last slot bounded by the 16-bit ring
+
+inline constexpr unsigned kAtCpus = kAtCpu | kAtSystem;
+inline constexpr unsigned kAtNodes = kAtNode | kAtSystem;
+inline constexpr unsigned kAtQueues = kAtVq | kAtVm | kAtSystem;
+
+inline constexpr Def kRegistry[] = {
+	{kCpuStealTicks, Kind::Counter, "ticks", kAtCpus, "cpu_steal_seconds_total",
+	 "CPU time stolen by the hypervisor (/proc/stat steal, USER_HZ ticks / 100).", 1, kUserHz},
+	{kCpuTotalTicks, Kind::Counter, "ticks", kAtCpus, "cpu_time_seconds_total",
+	 "CPU time in every mode: user+nice+system+idle+iowait+irq+softirq+steal (/proc/stat).", 1, kUserHz},
+	{kCpuBusyTicks, Kind::Counter, "ticks", kAtCpus, "cpu_busy_seconds_total",
+	 "CPU time not idle (/proc/stat total less idle and iowait, USER_HZ ticks / 100).", 1, kUserHz},
+	{kNumaLocal, Kind::Counter, "pages", kAtNodes, "numa_local_node_pages_total",
+	 "Pages of this node's memory allocated by tasks running on it (numastat local_node)."},
+	{kNumaOther, Kind::Counter, "pages", kAtNodes, "numa_other_node_pages_total",
+	 "Pages of this node's memory allocated by tasks running on another node (numastat other_node)."},
+	{kNumaHit, Kind::Counter, "pages", kAtNodes, "numa_hit_pages_total",
+	 "Pages allocated that preferred this node and were served by it (numastat numa_hit)."},
+	{kNumaForeign, Kind::Counter, "pages", kAtNodes, "numa_foreign_pages_total",
+	 "Pages allocated that preferred this node but were served by another node (numastat numa_foreign)."},
+	{kPgmigrateSuccess, Kind::Counter, "pages", kAtSystem, "page_migrations_total",
+	 "Pages migrated successfully (/proc/vmstat pgmigrate_success)."},
+	{kNumaPagesMigrated, Kind::Counter, "pages", kAtSystem, "numa_pages_migrated_total",
+	 "Pages migrated by automatic NUMA balancing (/proc/vmstat numa_pages_migrated)."},
+	{kThpFaultAlloc, Kind::Counter, "faults", kAtSystem, "thp_fault_alloc_total",
+	 "Page faults served with a transparent huge page (/proc/vmstat thp_fault_alloc)."},
+	{kThpFaultFallback, Kind::Counter, "faults", kAtSystem, "thp_fault_fallback_total",
+	 "THP page faults that fell back to small pages (/proc/vmstat thp_fault_fallback)."},
+	{kHugepageUtilization, Kind::Gauge, "ratio", kAtHugepages | kAtNodeHugepages, "hugepage_utilization_ratio",
+	 "HugeTLB pages in use or reserved by a mapping / nr_hugepages (surplus included), per page size."},
+	{kThpAnonBytes, Kind::Gauge, "B", kAtSystem, "thp_anon_bytes",
+	 "Anonymous memory mapped with transparent huge pages (/proc/meminfo AnonHugePages)."},
+	{kResctrlLlcOccupancy, Kind::Gauge, "B", kAtVm | kAtSystem, "llc_occupancy_bytes",
+	 "Last-level cache held by the tasks of a resctrl monitoring group, summed over the L3 domains "
+	 "(resctrl llc_occupancy; host: the default group)."},
+	{kResctrlMbmTotalBytes, Kind::Counter, "B", kAtVm | kAtSystem, "mbm_total_bytes_total",
+	 "Memory bandwidth bytes of a resctrl monitoring group's tasks, any node, summed over the L3 "
+	 "domains (resctrl mbm_total_bytes; host: the default group)."},
+	{kResctrlMbmLocalBytes, Kind::Counter, "B", kAtVm | kAtSystem, "mbm_local_bytes_total",
+	 "Memory bandwidth bytes of a resctrl monitoring group's tasks to their own node, summed over "
+	 "the L3 domains (resctrl mbm_local_bytes; host: the default group)."},
+	{kThermalHeadroom, Kind::Gauge, "degC", kAtZone | kAtSystem, "thermal_headroom_celsius",
+	 "Throttle point minus current temperature of a thermal zone or hwmon sensor."},
+	{kPsiCpuSome, Kind::Gauge, "%", kAtSystem, "pressure_cpu_some_avg10_ratio",
+	 "Share of the last 10 s some task waited for a CPU (/proc/pressure/cpu some avg10 / 100).", 1, 100},
+	{kPsiMemorySome, Kind::Gauge, "%", kAtSystem, "pressure_memory_some_avg10_ratio",
+	 "Share of the last 10 s some task stalled on memory (/proc/pressure/memory some avg10 / 100).", 1, 100},
+	{kPsiMemoryFull, Kind::Gauge, "%", kAtSystem, "pressure_memory_full_avg10_ratio",
+	 "Share of the last 10 s all non-idle tasks stalled on memory (/proc/pressure/memory full avg10 / 100).",
+	 1, 100},
+	{kPsiIoSome, Kind::Gauge, "%", kAtSystem, "pressure_io_some_avg10_ratio",
+	 "Share of the last 10 s some task stalled on I/O (/proc/pressure/io some avg10 / 100).", 1, 100},
+	{kPsiIoFull, Kind::Gauge, "%", kAtSystem, "pressure_io_full_avg10_ratio",
+	 "Share of the last 10 s all non-idle tasks stalled on I/O (/proc/pressure/io full avg10 / 100).", 1, 100},
+	{kPsiCpuSomeUs, Kind::Counter, "us", kAtSystem, "pressure_cpu_some_seconds_total",
+	 "Time some task waited for a CPU (/proc/pressure/cpu some total, us / 1e6).", 1, 1e6},
+	{kPsiMemorySomeUs, Kind::Counter, "us", kAtSystem, "pressure_memory_some_seconds_total",
+	 "Time some task stalled on memory (/proc/pressure/memory some total, us / 1e6).", 1, 1e6},
+	{kPsiMemoryFullUs, Kind::Counter, "us", kAtSystem, "pressure_memory_full_seconds_total",
+	 "Time all non-idle tasks stalled on memory (/proc/pressure/memory full total, us / 1e6).", 1, 1e6},
+	{kPsiIoSomeUs, Kind::Counter, "us", kAtSystem, "pressure_io_some_seconds_total",
+	 "Time some task stalled on I/O (/proc/pressure/io some total, us / 1e6).", 1, 1e6},
+	{kPsiIoFullUs, Kind::Counter, "us", kAtSystem, "pressure_io_full_seconds_total",
+	 "Time all non-idle tasks stalled on I/O (/proc/pressure/io full total, us / 1e6).", 1, 1e6},
+	{kSchedstatRunDelayNs, Kind::Counter, "ns", kAtCpus | kAtVm, "schedstat_run_delay_seconds_total",
+	 "Time tasks spent runnable waiting for a CPU (schedstat run_delay; per VM: its vCPU threads).", 1, 1e9},
+	{kSchedstatTimeslices, Kind::Counter, "timeslices", kAtCpus | kAtVm, "schedstat_timeslices_total",
+	 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
+	{kVcpuRunDelayNs, Kind::Counter, "ns", kAtVm | kAtVmVcpu, "vcpu_run_delay_seconds_total",
+	 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU.", 1, 1e9, {},
+	 false, VmExport::PartsOnly},
+	{kVcpuRunNs, Kind::Counter, "ns", kAtVm | kAtVmVcpu, "vcpu_run_seconds_total",
+	 "Time a vCPU thread spent on a CPU (its schedstat), per vCPU.", 1, 1e9, {}, false, VmExport::PartsOnly},
+	{kPmuCycles, Kind::Counter, "cycles", kAtCpus | kAtVm, "cpu_cycles_total", "Core cycles (PMU, as counted).",
+	 1, 1, {}, true},
+	{kPmuInstructions, Kind::Counter, "instructions", kAtCpus | kAtVm, "cpu_instructions_total",
+	 "Instructions retired (PMU, as counted).", 1, 1, {}, true},
+	{kPmuStallCycles, Kind::Counter, "cycles", kAtCpus | kAtVm, "cpu_stall_cycles_total",
+	 "Stall cycles: cycles in which the thread retired no op (Intel UOPS_RETIRED.STALLS, "
+	 "AMD retired ops inv cmask=1; PMU, as counted).",
+	 1, 1, {}, true},
+	{kPmuL1dMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_l1d_misses_total",
+	 "L1 data cache misses (PMU, as counted).", 1, 1, {}, true},
+	{kPmuL2Misses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_l2_misses_total",
+	 "L2 cache misses (PMU, as counted).", 1, 1, {}, true},
+	{kPmuLlcReferences, Kind::Counter, "references", kAtCpus | kAtVm, "cpu_llc_references_total",
+	 "Last-level cache references (PMU, as counted).", 1, 1, {}, true},
+	{kPmuLlcMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_llc_misses_total",
+	 "Last-level cache misses (PMU, as counted).", 1, 1, {}, true},
+	{kPmuBranches, Kind::Counter, "branches", kAtCpus | kAtVm, "cpu_branches_total",
+	 "Branch instructions retired (PMU, as counted).", 1, 1, {}, true},
+	{kPmuBranchMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_branch_misses_total",
+	 "Mispredicted branches (PMU, as counted).", 1, 1, {}, true},
+	{kPmuDtlbMisses, Kind::Counter, "walks", kAtCpus | kAtVm, "cpu_dtlb_misses_total",
+	 "Data TLB misses that caused a page walk (PMU, as counted).", 1, 1, {}, true},
+	{kPmuItlbMisses, Kind::Counter, "walks", kAtCpus | kAtVm, "cpu_itlb_misses_total",
+	 "Instruction TLB misses that caused a page walk (PMU, as counted).", 1, 1, {}, true},
+	{kImcCasReads, Kind::Counter, "CAS", kAtSocket | kAtSystem, "dram_read_bytes_total",
+	 "DRAM bytes read: memory controller CAS read commands x 64 B (uncore PMU, as counted).", 64, 1, {}, true},
+	{kImcCasWrites, Kind::Counter, "CAS", kAtSocket | kAtSystem, "dram_write_bytes_total",
+	 "DRAM bytes written: memory controller CAS write commands x 64 B (uncore PMU, as counted).", 64, 1, {},
+	 true},
+	{kImcCasReadWrite, Kind::Counter, "CAS", kAtSocket | kAtSystem, "dram_bytes_total",
+	 "DRAM bytes read or written where the PMU cannot split them: CAS commands x 64 B (uncore PMU, as counted).",
+	 64, 1, {}, true},
+	{kRunqWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_wait_seconds",
+	 "Run-queue wait, wakeup or preemption to running (BPF sched; _sum estimated from slot midpoints).", 1, 1,
+	 kUsToSeconds},
+	{kRunqWakeupWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_wakeup_wait_seconds",
+	 "Run-queue wait after a wakeup (BPF sched; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	{kRunqPreemptWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_preempt_wait_seconds",
+	 "Run-queue wait after a preemption (BPF sched; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	{kInvoluntarySwitches, Kind::Counter, "switches", kAtCpus | kAtVm | kAtPid, "involuntary_switches_total",
+	 "Context switches that preempted a still runnable task (BPF sched)."},
+	{kVmWaitBehindNs, Kind::Counter, "ns", kAtVmCulprit, "wait_behind_seconds_total",
+	 "Run-queue wait of a VM's threads, by what last held the CPU before they got it (culprit: "
+	 "vm:NAME, host:kernel, host:vhost, host:other, idle).",
+	 1, 1e9},
+	{kVmPreemptedBy, Kind::Counter, "switches", kAtVmCulprit, "preempted_by_total",
+	 "Involuntary switches of a VM's threads, by what took the CPU (culprit as for "
+	 "hwsig_vm_wait_behind_seconds_total)."},
+	{kIoReads, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_reads_total",
+	 "Completed read requests (BPF block)."},
+	{kIoWrites, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_writes_total",
+	 "Completed write requests (BPF block)."},
+	{kIoReadBytes, Kind::Counter, "B", kAtDev | kAtVm | kAtVmDev, "block_read_bytes_total",
+	 "Bytes of completed read requests (BPF block)."},
+	{kIoWriteBytes, Kind::Counter, "B", kAtDev | kAtVm | kAtVmDev, "block_write_bytes_total",
+	 "Bytes of completed write requests (BPF block)."},
+	{kIoLatencyUs, Kind::Histogram, "us", kAtDev | kAtVm | kAtVmDev, "block_latency_seconds",
+	 "Block request issue to completion (BPF block; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	{kIoQueueUs, Kind::Histogram, "us", kAtDev, "block_queue_seconds",
+	 "Block request insert to issue, time queued (BPF block; _sum estimated from slot midpoints).", 1, 1,
+	 kUsToSeconds},
+	{kIoSizeKib, Kind::Histogram, "KiB", kAtDev, "block_request_size_bytes",
+	 "Issued block request size (BPF block; _sum estimated from slot midpoints).", 1, 1, {1024, 1, 1, true}},
+	{kIoSeekSlots, Kind::Histogram, "sectors", kAtDev, "block_seek_distance_bytes",
+	 "Gap from the previous request's end, 512 B sectors (BPF block; _sum estimated from slot midpoints).", 1,
+	 1, {512, 1, 512, true}},
+	{kVhostDepth, Kind::Histogram, "descriptors", kAtQueues, "vhost_queue_depth",
+	 "TX: packets the guest made available and vhost has not yet taken, sampled at each handle_tx "
+	 "(BPF vhost; _sum estimated from slot midpoints).",
+	 1, 1, kExactDepth, false, VmExport::None},
+	{kVhostRxBuffers, Kind::Histogram, "buffers", kAtQueues, "vhost_rx_buffers",
+	 "RX: receive buffers the guest had posted, sampled at each handle_rx; low is trouble "
+	 "(BPF vhost; _sum estimated from slot midpoints).",
+	 1, 1, kExactDepth, false, VmExport::None},
+	// Read by vhost.rx_empty_ratio; Prometheus has them as hwsig_vhost_rx_buffers' first bucket and count.
+	{kVhostRxEmpty, Kind::Counter, "samples", kAtQueues, nullptr, nullptr},
+	{kVhostRxSamples, Kind::Counter, "samples", kAtQueues, nullptr, nullptr},
+	{kVhostStalls, Kind::Counter, "stalls", kAtQueues, "vhost_ring_stalls_total",
+	 "handle_rx invocations that found no guest receive buffer (BPF vhost).", 1, 1, {}, false, VmExport::None},
+};
+
+// The row of a series, nullptr if it has none.
+constexpr const Def *find(std::string_view name)
+{
+	for (const Def &d : kRegistry)
+		if (name == d.name)
+			return &d;
+	return nullptr;
+}
 
 } // namespace hwsig::series

@@ -1,8 +1,7 @@
 // One snapshot: everything every source read at (about) one instant.
 // Counters are cumulative (derivation takes deltas), gauges are instantaneous,
-// histograms cumulative. Series are keyed by name, then by scope
-// ("system", "cpu:N", "socket:N", "node:N", "dev:NAME", "vm:NAME", "pid:N",
-// "zone:NAME", "hugepages:SIZE").
+// histograms cumulative. Series are keyed by name, then by scope: the
+// string form of a Scope (scope.h), "system", "cpu:N", "vm:NAME"...
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/scope.h"
+
 namespace hwsig {
 
 struct Vm {
@@ -13,7 +15,7 @@ struct Vm {
 	std::vector<int> vcpu_tids;    // threads named "CPU n/KVM"
 	std::vector<int> vhost_tids;   // kernel workers named "vhost-<pid>"
 	std::vector<std::string> taps; // tap interfaces the process holds open
-	std::string scope() const { return "vm:" + name; }
+	std::string scope() const { return Scope::vm(name).str(); }
 };
 
 } // namespace hwsig

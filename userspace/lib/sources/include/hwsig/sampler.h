@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hwsig/metric_ids.h"
 #include "hwsig/source.h"
 #include "hwsig/vm_discovery.h"
 
@@ -62,7 +63,7 @@ struct SourceOptions {
 
 // How hwsigctl tells a daemon sampling without resctrl: its note for this
 // id at system starts with this.
-inline constexpr const char *kResctrlProbeId = "mem.llc_occupancy_bytes";
+inline constexpr const char *kResctrlProbeId = metric_id::kMemLlcOccupancyBytes;
 inline constexpr const char *kResctrlOffPrefix = "resctrl monitoring is off";
 
 // Every source this build has, in catalog order of layers.

@@ -10,13 +10,17 @@
 namespace hwsig {
 
 // Series bpf.runq_* and bpf.involuntary_switches at cpu:N, system, vm:NAME
-// (the discovered VMs) and pid:N for each pid given.
+// (the discovered VMs) and pid:N for each pid given. milliseconds: the wait
+// histograms in log2 ms slots instead of us (hwsigctl hist -m; the series
+// keep their names).
 SourcePtr make_bpf_sched_source();
-SourcePtr make_bpf_sched_source(std::vector<int> pids);
+SourcePtr make_bpf_sched_source(std::vector<int> pids, bool milliseconds = false);
 
 // Series bpf.io_* at dev:NAME (the seek histogram in full log2 sector
 // slots; io.pattern_entropy folds it in derive).
 SourcePtr make_bpf_block_source();
+// The same with the latency and queue histograms in log2 ms slots.
+SourcePtr make_bpf_block_source(bool milliseconds);
 // Block requests per VM, by the QEMU process that submitted them
 // (bpf/vmio.bpf.c): io.* series at vm:NAME and vm:NAME/dev:NAME. Loads its
 // programs only once a VM is listed.

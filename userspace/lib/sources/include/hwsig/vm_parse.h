@@ -46,8 +46,6 @@ std::optional<int> parse_vhost_comm(std::string_view comm);
 std::optional<std::string> parse_tun_fdinfo(std::string_view fdinfo);
 // "anon_inode:kvm-vcpu:3" -> 3 (the target of a vCPU fd).
 std::optional<unsigned> parse_vcpu_fd_target(std::string_view link_target);
-// /proc/PID/status says Z (zombie) or X (dead).
-bool status_is_dead(std::string_view status);
 
 // Replaces control characters so that a name is safe in a table row.
 std::string printable_name(std::string_view name);

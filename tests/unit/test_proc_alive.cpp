@@ -1,0 +1,55 @@
+// process_alive: the one answer VM discovery, the BPF scheduler source and
+// `stat --vm` give to "has this QEMU exited?", on a scratch /proc.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hwsig/proc_alive.h"
+#include "test_procfs_tree.h"
+
+namespace {
+
+std::string status_in(const std::string &state)
+{
+	return "Name:\tqemu-system-x86\nUmask:\t0022\nState:\t" + state + "\nTgid:\t4000\n";
+}
+
+} // namespace
+
+TEST_CASE("process_alive: running, sleeping and in-disk are alive; zombie and dead are not", "[procfs][alive]")
+{
+	procfs_test::TempTree tree;
+	tree.put("proc/101/status", status_in("R (running)"));
+	tree.put("proc/102/status", status_in("S (sleeping)"));
+	tree.put("proc/103/status", status_in("D (disk sleep)"));
+	tree.put("proc/104/status", status_in("Z (zombie)"));
+	tree.put("proc/105/status", status_in("X (dead)"));
+	tree.put("proc/106/status", status_in("x (dead)"));
+	CHECK(hwsig::process_alive(tree.root(), 101));
+	CHECK(hwsig::process_alive(tree.root(), 102));
+	CHECK(hwsig::process_alive(tree.root(), 103));
+	CHECK_FALSE(hwsig::process_alive(tree.root(), 104));
+	CHECK_FALSE(hwsig::process_alive(tree.root(), 105));
+	CHECK_FALSE(hwsig::process_alive(tree.root(), 106));
+}
+
+TEST_CASE("process_alive: a missing pid is gone, a garbled status is not ours to judge", "[procfs][alive]")
+{
+	procfs_test::TempTree tree;
+	tree.mkdir("proc/201"); // the directory left without its files
+	tree.put("proc/202/status", "\x01\xff garbage without a state line\n");
+	tree.put("proc/203/status", "Name:\tq\nState:\t\n");
+	CHECK_FALSE(hwsig::process_alive(tree.root(), 200));
+	CHECK_FALSE(hwsig::process_alive(tree.root(), 201));
+	CHECK(hwsig::process_alive(tree.root(), 202));
+	CHECK(hwsig::process_alive(tree.root(), 203));
+}
+
+TEST_CASE("status_is_dead reads the State: line only", "[procfs][alive]")
+{
+	CHECK(hwsig::status_is_dead("Name:\tq\nState:\tZ (zombie)\n"));
+	CHECK(hwsig::status_is_dead("State:\tX (dead)\n"));
+	CHECK_FALSE(hwsig::status_is_dead("Name:\tZ\nState:\tS (sleeping)\n"));
+	CHECK_FALSE(hwsig::status_is_dead("Name:\tq\n"));
+	CHECK_FALSE(hwsig::status_is_dead(""));
+}
