@@ -2,6 +2,8 @@
 #   make              build userspace (build/hwsigctl) and the BPF programs
 #   make run          install what is missing, build hwsigctl only, run `hwsigctl stat` for a few seconds
 #   make test         every test tier; prints "N passed, N failed"
+#   make check        the everyday loop, minutes from a warm build: the unit tier under
+#                     ASan+UBSan and a few seconds of each fuzzer; prints "N passed, N failed"
 #   make bench        side-by-side benchmarks (ratios)
 #   make fuzz         run each parser fuzzer (FUZZ_SECONDS each)
 #   make mutate       plant each bug of tests/mutants/ and check a test catches it (slow)
@@ -20,12 +22,19 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 BUILD ?= build
 FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 3
 CMAKE_FLAGS ?=
+# A rebuild after switching branches or build directories mostly hits the
+# compiler cache (CCACHE= turns it off).
+CCACHE ?= $(if $(shell command -v ccache),ccache)
+ifneq ($(CCACHE),)
+CMAKE_FLAGS += -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+endif
 ifneq ($(HWSIG_WERROR),)
 CMAKE_FLAGS += -DHWSIG_WERROR=ON
 endif
 
-.PHONY: all deps build build-bin build-ctl man run test test-debug-kernel unit mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
+.PHONY: all deps build build-bin build-ctl man run test test-debug-kernel unit unit-build check mutate bench fuzz-build fuzz install uninstall deb kmod dkms-install clean
 
 all: build
 
@@ -54,10 +63,27 @@ test-debug-kernel:
 	@./scripts/install-deps all
 	@./scripts/vm-test-debug
 
-unit:
+unit: unit-build
+	@cd build-asan && ctest --output-on-failure -j$(JOBS)
+
+unit-build:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWSIG_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-asan -j$(JOBS)
-	@cd build-asan && ctest --output-on-failure -j$(JOBS)
+
+# `make test`'s unit tier (ASan+UBSan) and its fuzz smoke with
+# CHECK_FUZZ_SECONDS per fuzzer; scripts/run-tests --count reads each log's
+# count, as `make test` does. CHECK_CTEST_FLAGS narrows the tests (ctest's
+# -R/-E on the test names, e.g. -R prometheus).
+CHECK_CTEST_FLAGS ?=
+check: deps unit-build fuzz-build
+	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; \
+	(cd build-asan && ctest --output-on-failure -j$(JOBS) $(CHECK_CTEST_FLAGS)) 2>&1 | tee "$$logs/unit"; \
+	./scripts/run-fuzz build-fuzz/fuzz $(CHECK_FUZZ_SECONDS) 2>&1 | tee "$$logs/fuzz"; \
+	read -r up uf < <(./scripts/run-tests --count "$$logs/unit"); \
+	read -r fp ff < <(./scripts/run-tests --count "$$logs/fuzz"); \
+	echo "check: unit $$up passed, $$uf failed; fuzz $$fp passed, $$ff failed"; \
+	echo "$$((up + fp)) passed, $$((uf + ff)) failed"; \
+	[ $$((uf + ff)) -eq 0 ]
 
 mutate: deps
 	@./scripts/install-deps all
