@@ -476,7 +476,15 @@ def _():
 
 @case("--compact: a header, then one line per interval")
 def _():
-    rc, out, err = run(["stat", "--no-daemon", "--no-bpf", "-i", "0.1", "-c", "22", "--compact"])
+    import shutil
+    # A fixture host: on the live one, fake guests of tests running beside
+    # this one come and go, and each change prints "Unavailable now" and
+    # the header again.
+    tmp, root = fixture_copy()
+    try:
+        rc, out, err = fixture_stat(root, "-c", "22", "--compact")
+    finally:
+        shutil.rmtree(tmp)
     assert rc == 0, err
     lines = out.splitlines()
     head = "time     steal rq-p99 psi-c psi-m psi-i      dram    iops io-p99 headr verdict"
@@ -487,6 +495,35 @@ def _():
     assert all(len(l) <= 80 for l in lines), [l for l in lines if len(l) > 80]
     expect_usage_error(["stat", "--compact", "--format", "json"], "--compact is a table form")
     expect_usage_error(["stat", "--thresholds", ""], "--thresholds needs a file name")
+
+
+@case("metrics: every id a fixture host's stat shows, and every family it exports, are listed")
+def _():
+    import shutil
+    rc, out, err = run(["metrics", "--format", "json"])
+    assert rc == 0, err
+    listed = {json.loads(l)["id"]: json.loads(l) for l in out.splitlines()}
+    assert len(listed) > 40 and listed["cpu.ipc"]["unit"] == "insn/cycle", list(listed)[:5]
+    rc, table, _ = run(["metrics"])
+    assert table.splitlines()[0].split() == ["ID", "UNIT", "LAYER", "SOURCE", "DEFINITION"], table[:200]
+    assert len(table.splitlines()) == len(listed) + 1
+    tmp, root = fixture_copy()
+    try:
+        rc, out, err = fixture_stat(root, "-c", "1", "--format", "json")
+        assert rc == 0, err
+        obj = json.loads(out.splitlines()[0])
+        shown = {m["id"] for m in obj["metrics"]} | {u["id"] for u in obj["unavailable"]}
+        assert shown and shown <= set(listed), sorted(shown - set(listed))
+    finally:
+        shutil.rmtree(tmp)
+    rc, out, err = run(["metrics", "--prometheus", "-f", "json"])
+    assert rc == 0, err
+    families = {json.loads(l)["family"]: json.loads(l) for l in out.splitlines()}
+    steal = families["hwsig_cpu_steal_seconds_total"]
+    assert steal["type"] == "counter" and steal["series"] == "stat.steal" and "sched.steal_ratio" in steal["ids"], steal
+    assert families["hwsig_build_info"]["help"] == "The hwsig version exporting these metrics.", families["hwsig_build_info"]
+    expect_usage_error(["metrics", "--format", "xml"], "--format must be")
+    expect_usage_error(["metrics", "extra"], "extra")
 
 
 for name, failure in results:

@@ -2,9 +2,12 @@
 // is what the program emits: they cannot drift apart. Every id the document
 // defines (a row of the CPU table, or a definition heading "id, id *(ext)*
 // (unit; scopes)") is in the catalog, in the same order, with the same unit,
-// and the other way round.
+// and the other way round, except for a gauge read as it is (one series,
+// scale 1): its catalog line and its series' registry help define it, and
+// `hwsigctl metrics` shows them; the page may define it at more length.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "hwsig/catalog.h"
+#include "hwsig/series.h"
 
 namespace {
 
@@ -61,9 +65,23 @@ TEST_CASE("metrics.rst and the catalog list the same ids, in order, with the sam
 	std::stringstream text;
 	text << f.rdbuf();
 	const auto doc = documented(text.str());
+	auto in_doc = [&doc](const std::string &id) {
+		return std::any_of(doc.begin(), doc.end(), [&id](const IdUnit &d) { return d.first == id; });
+	};
 	std::vector<IdUnit> cat;
-	for (const auto &def : hwsig::catalog())
+	for (const auto &def : hwsig::catalog()) {
+		const auto &r = def.rule;
+		const bool plain_gauge = r.kind == hwsig::Rule::Kind::Gauge && r.num.size() == 1 && r.scale == 1.0;
+		if (plain_gauge && !in_doc(def.id)) {
+			INFO(def.id << ": a plain gauge the page leaves to its catalog line and registry help");
+			const hwsig::series::Def *row = hwsig::series::find(r.num[0]);
+			REQUIRE(row);
+			CHECK(std::string(row->help).size() > 20);
+			CHECK(def.description.size() > 20);
+			continue;
+		}
 		cat.emplace_back(def.id, def.unit);
+	}
 	REQUIRE(doc.size() > 30); // the parser found the document's definitions
 	for (const auto &[id, unit] : cat) {
 		bool listed = false;

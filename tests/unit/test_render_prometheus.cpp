@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "fixture_exposition.h"
 #include "hwsig/derive.h"
 #include "hwsig/render_prometheus.h"
 #include "hwsig/sampler.h"
@@ -514,20 +515,8 @@ TEST_CASE("negotiate_format and content_type", "[render_prometheus]")
 
 TEST_CASE("prometheus: a 256-CPU, 8-node host stays small without per_cpu", "[render_prometheus][fixture]")
 {
-	const std::string root = std::string(HWSIG_FIXTURES) + "/xeon-2s-256cpu-8node";
-	SourceOptions opt;
-	opt.root = root;
-	opt.pmu = false;
-	opt.bpf = false;
-	Sampler sampler(default_sources(opt), root, 0);
-	Snapshot prev = sampler.take();
-	Snapshot cur = sampler.take();
-	Interval iv = derive(prev, cur, sampler.claimed_ids());
-	ExportInput in;
-	in.snapshot = &cur;
-	in.unavailable = &iv.unavailable;
-	in.vms = &sampler.vms();
-	in.version = "test";
+	const auto fx = hwsig_test::fixture_export(std::string(HWSIG_FIXTURES) + "/xeon-2s-256cpu-8node", false);
+	ExportInput in = fx.input(false);
 	auto series_count = [](const std::string &t) {
 		std::size_t n = 0;
 		for (const auto &l : lines_of(t))

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "columns.h"
 #include "commands.h"
 #include "hwsig/render.h"
 #include "hwsig/vm_parse.h"
@@ -79,21 +80,7 @@ void print_table(const std::vector<hwsig::vmparse::VmDetails> &vms)
 				std::to_string(d.vm.vhost_tids.size()), taps_cell(d)});
 		unnamed |= d.vm.vcpu_tids.empty() && d.vcpu_fds > 0;
 	}
-	std::vector<std::size_t> width(rows[0].size(), 0);
-	for (const auto &r : rows)
-		for (std::size_t i = 0; i < r.size(); i++)
-			width[i] = std::max(width[i], r[i].size());
-	for (const auto &r : rows) {
-		std::string line;
-		for (std::size_t i = 0; i < r.size(); i++) {
-			bool numeric = i >= 1 && i <= 3;
-			std::string pad(width[i] - r[i].size(), ' ');
-			line += numeric ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
-			if (i + 1 < r.size())
-				line += "  ";
-		}
-		std::printf("%s\n", line.c_str());
-	}
+	std::fputs(hwsigctl::format_columns(rows, {1, 2, 3}).c_str(), stdout);
 	if (unnamed)
 		std::printf("* vCPU threads unnamed (start QEMU with -name NAME,debug-threads=on):\n"
 			    "  counted from kvm-vcpu fds; per-vCPU scheduling metrics are unavailable\n");

@@ -19,6 +19,7 @@ int cmd_dump(const std::vector<std::string> &args);
 int cmd_replay(const std::vector<std::string> &args);
 int cmd_plot(const std::vector<std::string> &args);
 int cmd_top(const std::vector<std::string> &args);
+int cmd_metrics(const std::vector<std::string> &args);
 
 // Shared helpers for subcommands.
 // Prints "hwsigctl <cmd>: <msg>" and a hint to --help; returns 2.

@@ -25,6 +25,7 @@ const Command kCommands[] = {
 	{"dump", hwsigctl::cmd_dump, "write hwsigd's last minutes to a file (the flight recorder)"},
 	{"replay", hwsigctl::cmd_replay, "show a dump's intervals as 'stat' would"},
 	{"plot", hwsigctl::cmd_plot, "draw a dump's intervals as an SVG timeline for a browser"},
+	{"metrics", hwsigctl::cmd_metrics, "every metric id, or every Prometheus family, with its definition"},
 };
 
 void print_help()

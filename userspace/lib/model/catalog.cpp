@@ -5,7 +5,6 @@
 // defines every entry; test_catalog_doc.cpp keeps the two in step.
 #include "hwsig/catalog.h"
 
-#include "hwsig/metric_ids.h"
 #include "hwsig/series.h"
 
 namespace hwsig {

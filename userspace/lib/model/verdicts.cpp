@@ -5,7 +5,7 @@
 #include <optional>
 #include <tuple>
 
-#include "hwsig/metric_ids.h"
+#include "hwsig/series.h"
 #include "hwsig/units.h"
 
 namespace hwsig {

@@ -15,7 +15,6 @@
 #include "hwsig/catalog.h"
 #include "hwsig/cpu_identity.h"
 #include "hwsig/error.h"
-#include "hwsig/metric_ids.h"
 #include "hwsig/multiplex.h"
 #include "hwsig/perf_open.h"
 #include "hwsig/pmu_devices.h"

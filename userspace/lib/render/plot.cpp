@@ -8,7 +8,7 @@
 #include <set>
 
 #include "hwsig/catalog.h"
-#include "hwsig/metric_ids.h"
+#include "hwsig/series.h"
 #include "hwsig/scope.h"
 
 namespace hwsig {

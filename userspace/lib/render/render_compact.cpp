@@ -9,7 +9,7 @@
 #include <ctime>
 #include <functional>
 
-#include "hwsig/metric_ids.h"
+#include "hwsig/series.h"
 #include "hwsig/render.h"
 #include "hwsig/scope.h"
 #include "hwsig/units.h"

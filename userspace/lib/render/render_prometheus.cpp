@@ -3,6 +3,8 @@
 // aggregate-vs-breakdown rule, the histogram bucket and _sum rules.
 #include "hwsig/render_prometheus.h"
 
+#include "hwsig/family_listing.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -419,12 +421,6 @@ template <typename P> Selected<P> select(const Series<P> &s, const ExportInput &
 	return select(s, in, def.vm != series::VmExport::None, def.vm == series::VmExport::All);
 }
 
-const char *kEnabledHelp = "Time a PMU counter was enabled (perf time_enabled), summed over the counters "
-			   "of its labels.";
-const char *kRunningHelp = "Time a PMU counter was actually counting (perf time_running); below "
-			   "hwsig_pmu_enabled_seconds_total it was multiplexed: scale its rate by "
-			   "rate(enabled) / rate(running).";
-
 // A multiplexed counter is exported as counted, with its enabled and
 // running times: PromQL scales any window by that window's own times, which
 // a scaled cumulative count (pulled toward the lifetime's running fraction)
@@ -442,9 +438,9 @@ void add_counter(Exposition &ex, const series::Def &def, const Series<CounterPoi
 			if (def.pmu) {
 				Labels l{{"counter", name}};
 				l.insert(l.end(), labels.begin(), labels.end());
-				ex.sample("hwsig_pmu_enabled_seconds_total", Type::Counter, kEnabledHelp, l,
+				ex.sample(own_family::kPmuEnabled, Type::Counter, own_family::kPmuEnabledHelp, l,
 					  p->mux.enabled_ns / 1e9);
-				ex.sample("hwsig_pmu_running_seconds_total", Type::Counter, kRunningHelp, l,
+				ex.sample(own_family::kPmuRunning, Type::Counter, own_family::kPmuRunningHelp, l,
 					  p->mux.running_ns / 1e9);
 			}
 		}
@@ -510,17 +506,15 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 			auto scope = note_scope(note.scope, in);
 			if (!scope)
 				continue;
-			ex.sample("hwsig_unavailable", Type::Gauge,
-				  "A catalog metric (or one scope of it) that cannot be measured on this host, and why.",
+			ex.sample(own_family::kUnavailable, Type::Gauge, own_family::kUnavailableHelp,
 				  {{"metric", note.id}, {"scope", *scope}, {"reason", note.reason}}, 1);
 		}
 	}
-	ex.sample("hwsig_build_info", Type::Info, "The hwsig version exporting these metrics.",
+	ex.sample(own_family::kBuildInfo, Type::Info, own_family::kBuildInfoHelp,
 		  {{"version", in.version}}, 1);
 	if (in.vms)
 		for (const Vm &vm : *in.vms)
-			ex.sample("hwsig_vm_info", Type::Info,
-				  "A QEMU/KVM guest on this host: its name (the vm label elsewhere) and QEMU pid.",
+			ex.sample(own_family::kVmInfo, Type::Info, own_family::kVmInfoHelp,
 				  {{"vm", vm.name}, {"pid", std::to_string(vm.pid)}}, 1);
 	for (const SelfMetric &m : in.self) {
 		if (!valid_name(m.name, true) || m.counter != ends_with(m.name, "_total"))

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "hwsig/metric_ids.h"
+#include "hwsig/series.h"
 #include "hwsig/parse.h"
 #include "hwsig/render.h"
 #include "hwsig/scope.h"

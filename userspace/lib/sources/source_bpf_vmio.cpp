@@ -11,7 +11,6 @@
 #include "hwsig/block_device.h"
 #include "hwsig/catalog.h"
 #include "hwsig/error.h"
-#include "hwsig/metric_ids.h"
 #include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"

@@ -5,7 +5,6 @@
 #include <iterator>
 #include <optional>
 
-#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/parse.h"
 #include "hwsig/scope.h"

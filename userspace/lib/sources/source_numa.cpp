@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <iterator>
 
-#include "hwsig/metric_ids.h"
 #include "hwsig/parse.h"
 #include "hwsig/procfs.h"
 #include "hwsig/scope.h"

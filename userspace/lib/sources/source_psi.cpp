@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <iterator>
 
-#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 

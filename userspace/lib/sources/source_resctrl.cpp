@@ -3,7 +3,6 @@
 // llc_occupancy and MBM byte counters, summed over the L3 domains. The
 // default group's own mon_data gives the host-wide values.
 // Documentation/resctrl.rst: what is created, when it goes, the limits.
-#include "hwsig/metric_ids.h"
 #include "hwsig/resctrl.h"
 
 #include <fcntl.h>

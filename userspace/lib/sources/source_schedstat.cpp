@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/scope.h"
 #include "hwsig/series.h"

@@ -1,5 +1,4 @@
 // /proc/stat: steal, busy and total CPU time per CPU and for the system.
-#include "hwsig/metric_ids.h"
 #include "hwsig/procfs.h"
 #include "hwsig/series.h"
 

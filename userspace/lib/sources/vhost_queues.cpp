@@ -1,5 +1,4 @@
 // vhost queues -> scopes and series (vhost.h). Documentation/vhost.rst.
-#include "hwsig/metric_ids.h"
 #include "hwsig/vhost.h"
 
 #include <algorithm>

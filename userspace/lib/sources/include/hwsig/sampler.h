@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hwsig/metric_ids.h"
+#include "hwsig/series.h"
 #include "hwsig/source.h"
 #include "hwsig/vm_discovery.h"
 
