@@ -5,7 +5,8 @@
 # counters only, base units, HELP...); promtool 2.42 cannot read OpenMetrics,
 # so that text gets check_openmetrics.py (# EOF, family naming, UNIT, bucket
 # structure), and a real Prometheus server scrapes both formats once. Every
-# exported family must be in Documentation/prometheus.rst. One ok/not ok
+# exported family must be listed by `hwsigctl metrics --prometheus` with
+# its type (prometheus.rst, "Families"). One ok/not ok
 # per check; env HWSIG_BUILD is the build directory.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -113,15 +114,14 @@ check "prometheus scrapes the OpenMetrics text" scrape "$out/scrape.om" \
 check "prometheus scrapes the 0.0.4 text" scrape "$out/scrape.prom" "text/plain; version=0.0.4; charset=utf-8"
 
 # Every family the renderer produces (on any fixture, with the synthetic
-# series) is in the names table of Documentation/prometheus.rst;
-# hwsig_vm_<x> families are documented under hwsig_<x>.
-doc=$top/Documentation/prometheus.rst
-undocumented=$(cat "$out"/all.* | grep -oP '^# TYPE \K\S+' | sort -u |
-	grep -v -e '^hwsig_snapshots_total$' -e '^hwsig_render_fixture_root$' |
-	while read -r fam; do
-		base=$fam
-		[ "$fam" = hwsig_vm_info ] || base=${fam/#hwsig_vm_/hwsig_}
-		grep -q "^$base " "$doc" || echo "$fam"
+# series) is listed by `hwsigctl metrics --prometheus`, with its type (an
+# info family is a gauge in the 0.0.4 text).
+listing=$("$build/hwsigctl" metrics --prometheus | awk 'NR > 1 { print $1, ($2 == "info" ? "gauge" : $2) }')
+unlisted=$(cat "$out"/all.* | grep -oP '^# TYPE \K\S+ \S+' | sort -u |
+	grep -v -e '^hwsig_snapshots_total ' -e '^hwsig_render_fixture_root ' |
+	while read -r fam type; do
+		grep -qx "$fam $type" <<<"$listing" || echo "$fam ($type)"
 	done | tr '\n' ' ')
-check "every exported family is in prometheus.rst${undocumented:+ (missing: $undocumented)}" test -z "$undocumented"
+check "every exported family is listed by hwsigctl metrics --prometheus${unlisted:+ (missing: $unlisted)}" \
+	test -n "$listing" -a -z "$unlisted"
 finish
