@@ -94,8 +94,9 @@ TEST_CASE("meminfo source: captured host (no pools reserved)", "[procfs][meminfo
 	for (const char *scope : {"hugepages:1048576kB", "node:0/hugepages:1048576kB"})
 		CHECK(note(snap, kUtil, scope) == "no 1048576kB huge pages reserved");
 	CHECK(gauge(snap, series::kThpAnonBytes, "system") == 0.0);
+	CHECK(gauge(snap, series::kMemAvailableBytes, "system") == 24040084.0 * 1024);
 	CHECK_FALSE(note(snap, "mem.thp_fallback_ratio", "system")); // madvise: THP can fault
-	CHECK(series_count(snap) == 1);
+	CHECK(series_count(snap) == 2);
 	CHECK(snap.unavailable().size() == 4);
 }
 
@@ -120,8 +121,9 @@ TEST_CASE("meminfo source: 8 nodes, two page sizes, surplus pages", "[procfs][me
 		CHECK(note(snap, kUtil, scope) == "no 1048576kB huge pages reserved");
 	}
 	CHECK(gauge(snap, series::kThpAnonBytes, "system") == 4194304.0 * 1024);
+	CHECK(gauge(snap, series::kMemAvailableBytes, "system") == 900123456.0 * 1024);
 	CHECK(snap.unavailable().size() == 4);
-	CHECK(series_count(snap) == 2 + 8 + 4 + 1);
+	CHECK(series_count(snap) == 2 + 8 + 4 + 1 + 1);
 	CHECK(snap.gauges().at(series::kHugepageUtilization).source == "sysfs");
 }
 
@@ -138,6 +140,8 @@ TEST_CASE("meminfo source: 4 nodes, THP never, no 2 MiB pool", "[procfs][meminfo
 	}
 	CHECK(note(snap, "mem.thp_fallback_ratio", "system") == "THP disabled (transparent_hugepage/enabled = never)");
 	CHECK(gauge(snap, series::kThpAnonBytes, "system") == 0.0);
+	CHECK(note(snap, "mem.available_bytes", "system") ==
+	      "no MemAvailable in kB in /proc/meminfo (kernel before 3.14)");
 }
 
 TEST_CASE("meminfo source: missing and garbled files", "[procfs][meminfo][source]")
@@ -149,6 +153,7 @@ TEST_CASE("meminfo source: missing and garbled files", "[procfs][meminfo][source
 		CHECK(note(snap, kUtil, "hugepages:2048kB") ==
 		      "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages missing");
 		CHECK(note(snap, "mem.thp_anon_bytes", "system") == "/proc/meminfo missing");
+		CHECK(note(snap, "mem.available_bytes", "system") == "/proc/meminfo missing");
 		CHECK(note(snap, "mem.thp_fallback_ratio", "system") ==
 		      "THP not available (no /sys/kernel/mm/transparent_hugepage/enabled: kernel without "
 		      "CONFIG_TRANSPARENT_HUGEPAGE)");

@@ -105,6 +105,9 @@ static std::vector<MetricDef> build_catalog()
 			  "HugeTLB pages in use / total, per page size", s::kHugepageUtilization));
 	c.push_back(gauge(metric_id::kMemThpAnonBytes, "B", mem, "/proc/meminfo",
 			  "anonymous memory backed by transparent huge pages", s::kThpAnonBytes));
+	c.push_back(gauge(metric_id::kMemAvailableBytes, "B", mem, "/proc/meminfo",
+			  "memory available for new work without swapping (the kernel's estimate)",
+			  s::kMemAvailableBytes));
 	c.push_back(ratio(metric_id::kMemThpFallbackRatio, "ratio", mem, "/proc/vmstat",
 			  "THP faults that fell back to small pages / all THP fault attempts",
 			  {s::kThpFaultFallback}, {s::kThpFaultAlloc, s::kThpFaultFallback}));

@@ -26,7 +26,7 @@ std::string size_name(std::uint64_t kb)
 
 // The /proc/meminfo lines this source reads.
 constexpr std::string_view kPicked[] = {"HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "Hugepagesize",
-				       "AnonHugePages",   "Hugetlb"};
+				       "AnonHugePages",   "Hugetlb",        "MemAvailable"};
 
 // parse_meminfo() of a file whose names, in order, are those of the last
 // text parse_meminfo() accepted (a kernel's meminfo never changes its
@@ -111,7 +111,10 @@ private:
 class MeminfoSource final : public Source {
 public:
 	std::string_view name() const override { return "procfs.meminfo"; }
-	std::vector<std::string> provides() const override { return {kHugepageUtilization, kThpAnonBytes}; }
+	std::vector<std::string> provides() const override
+	{
+		return {kHugepageUtilization, kThpAnonBytes, metric_id::kMemAvailableBytes};
+	}
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
@@ -147,6 +150,7 @@ public:
 			emit_pool(pools_[i], reads[i], snap);
 
 		collect_thp_anon(meminfo, meminfo_problem, snap);
+		collect_available(meminfo, meminfo_problem, snap);
 		check_thp_mode(snap);
 	}
 
@@ -334,6 +338,19 @@ private:
 		}
 		snap.add_gauge(series::kThpAnonBytes, "system", static_cast<double>(anon->second.value) * 1024.0,
 			       "procfs");
+	}
+
+	static void collect_available(const Meminfo &meminfo, const std::string &problem, Snapshot &snap)
+	{
+		auto available = meminfo.values.find("MemAvailable");
+		if (!problem.empty())
+			snap.add_unavailable(metric_id::kMemAvailableBytes, "system", problem);
+		else if (available == meminfo.values.end() || !available->second.kb)
+			snap.add_unavailable(metric_id::kMemAvailableBytes, "system",
+					     "no MemAvailable in kB in /proc/meminfo (kernel before 3.14)");
+		else
+			snap.add_gauge(series::kMemAvailableBytes, "system",
+				       static_cast<double>(available->second.value) * 1024.0, "procfs");
 	}
 
 	// The fallback counters themselves come from /proc/vmstat (numa source);

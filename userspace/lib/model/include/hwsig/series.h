@@ -33,6 +33,7 @@ inline constexpr const char *kThpFaultFallback = "vmstat.thp_fault_fallback";
 // Gauges. Hugepages: scope hugepages:<size>kB (and node:N when per node).
 inline constexpr const char *kHugepageUtilization = "meminfo.hugepage_utilization";
 inline constexpr const char *kThpAnonBytes = "meminfo.thp_anon_bytes";
+inline constexpr const char *kMemAvailableBytes = "meminfo.available_bytes";
 // resctrl monitoring (RDT/PQoS), summed over the L3 domains. Scopes:
 // vm:NAME (its monitoring group), system (the default group).
 inline constexpr const char *kResctrlLlcOccupancy = "resctrl.llc_occupancy_bytes"; // gauge
@@ -211,6 +212,8 @@ inline constexpr Def kRegistry[] = {
 	 "HugeTLB pages in use or reserved by a mapping / nr_hugepages (surplus included), per page size."},
 	{kThpAnonBytes, Kind::Gauge, "B", kAtSystem, "thp_anon_bytes",
 	 "Anonymous memory mapped with transparent huge pages (/proc/meminfo AnonHugePages)."},
+	{kMemAvailableBytes, Kind::Gauge, "B", kAtSystem, "memory_available_bytes",
+	 "Memory available for new work without swapping, by the kernel's estimate (/proc/meminfo MemAvailable)."},
 	{kResctrlLlcOccupancy, Kind::Gauge, "B", kAtVm | kAtSystem, "llc_occupancy_bytes",
 	 "Last-level cache held by the tasks of a resctrl monitoring group, summed over the L3 domains "
 	 "(resctrl llc_occupancy; host: the default group)."},
@@ -369,6 +372,7 @@ inline constexpr const char *kMemPageMigrationsPs = "mem.page_migrations_ps";
 inline constexpr const char *kMemNumaPagesMigratedPs = "mem.numa_pages_migrated_ps";
 inline constexpr const char *kMemHugepageUtilization = "mem.hugepage_utilization";
 inline constexpr const char *kMemThpAnonBytes = "mem.thp_anon_bytes";
+inline constexpr const char *kMemAvailableBytes = "mem.available_bytes";
 inline constexpr const char *kMemThpFallbackRatio = "mem.thp_fallback_ratio";
 inline constexpr const char *kMemLlcOccupancyBytes = "mem.llc_occupancy_bytes";
 inline constexpr const char *kMemMbmTotalBps = "mem.mbm_total_bps";
