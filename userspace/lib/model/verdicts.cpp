@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/units.h"
 
@@ -23,27 +24,27 @@ std::optional<double> get(const Values &v, const std::string &id, const std::str
 }
 
 // What a line calls the thing judged: "disk vda", "vm web01 CPU", "CPU".
-std::string subject(const std::string &resource, const std::string &scope)
+std::string subject(const std::string &resource, const std::string &scope_text)
 {
-	static const std::map<std::string, std::string> host = {
+	using K = Scope::Kind;
+	static const std::map<std::string, std::string> hosts = {
 		{"cpu", "CPU"}, {"memory", "memory"}, {"disk", "I/O"}, {"vhost", "vhost"}, {"thermal", "thermal"}};
-	const auto colon = scope.find(':');
-	const std::string kind = scope.substr(0, colon), name = colon == std::string::npos ? "" : scope.substr(colon + 1);
-	if (scope == "system")
-		return host.at(resource);
-	if (kind == "dev")
-		return "disk " + name;
-	if (kind == "vm")
-		return "vm " + name + " " + host.at(resource);
-	if (kind == "cpu")
-		return "cpu " + name;
-	if (kind == "hugepages")
-		return "huge pages " + name;
-	if (kind == "vq")
-		return "vhost queue " + name;
-	if (kind == "zone")
-		return "thermal zone " + name;
-	return host.at(resource) + " " + kind + " " + name; // socket N, node N
+	const std::string &host = hosts.at(resource);
+	const Scope s = Scope::parse(scope_text);
+	// What follows "kind:", as the scope writes it ("4242:0:tx" of a vq).
+	const auto colon = scope_text.find(':');
+	const std::string rest = colon == std::string::npos ? "" : scope_text.substr(colon + 1);
+	if (s.of_vm())
+		return "vm " + rest + " " + host;
+	switch (s.kind()) {
+	case K::System: return host;
+	case K::Dev: return "disk " + std::string(s.dev());
+	case K::Cpu: return "cpu " + std::to_string(s.cpu());
+	case K::Hugepages: return "huge pages " + std::string(s.hugepage_size());
+	case K::Vq: return "vhost queue " + rest;
+	case K::Zone: return "thermal zone " + std::string(s.zone());
+	default: return host + " " + scope_text.substr(0, colon) + " " + rest; // socket N, node N
+	}
 }
 
 const char *state(const std::string &kind)
