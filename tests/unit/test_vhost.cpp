@@ -93,12 +93,12 @@ const UnavailableNote *find_note(const Interval &iv, const std::string &id, cons
 }
 
 Snapshot snapshot_at(double seconds, const std::map<VhostQueueKey, VhostQueueCounts> &queues,
-		     const std::vector<Vm> &vms, const VhostRetired &retired = {})
+		     const std::vector<Vm> &vms, const VhostRetired &retired = {}, const std::string &sums_unavailable = {})
 {
 	Snapshot s;
 	s.mono_ns = static_cast<std::uint64_t>(seconds * 1e9);
 	auto views = name_vhost_queues(queues, &vms, nullptr);
-	add_vhost_series(s, views, &vms, retired);
+	add_vhost_series(s, views, &vms, retired, sums_unavailable);
 	return s;
 }
 
@@ -409,6 +409,26 @@ TEST_CASE("vhost per-VM sums keep retired queues: no reset when a device goes", 
 	CHECK(m->value == 4.0);
 	CHECK_FALSE(find_note(iv, "vhost.queue_depth_p50", "vm:web"));
 	CHECK(find(iv, "vhost.queue_depth_p50", "system"));
+}
+
+TEST_CASE("vhost table full: the queues keep their values, no VM or system sum", "[vhost][derive]")
+{
+	std::vector<Vm> vms = {vm(100, "web")};
+	std::map<VhostQueueKey, VhostQueueCounts> q0, q1;
+	q0[key(100, 110, true)] = counts({{4, 10}});
+	q1[key(100, 110, true)] = counts({{4, 30}});
+	const std::string why = "7 vhost handler runs not counted: the BPF table of virtqueues was full (4096)";
+	Interval iv = checked_derive(snapshot_at(10, q0, vms), snapshot_at(12, q1, vms, {}, why), vhost_metric_ids());
+	REQUIRE(find(iv, "vhost.queue_depth_p50", "vq:100:1:tx"));
+	CHECK(find(iv, "vhost.queue_depth_p50", "vq:100:1:tx")->value == 4.0);
+	for (const char *scope : {"vm:web", "system"}) {
+		for (const auto &id : vhost_metric_ids()) {
+			INFO(id << " at " << scope);
+			CHECK_FALSE(find(iv, id, scope));
+			REQUIRE(find_note(iv, id, scope));
+			CHECK(find_note(iv, id, scope)->reason == why);
+		}
+	}
 }
 
 TEST_CASE("vhost not loaded: the reason, from the root's /sys", "[vhost]")

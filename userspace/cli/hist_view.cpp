@@ -9,6 +9,7 @@
 #include "hwsig/histogram_print.h"
 #include "hwsig/scope.h"
 #include "hwsig/series.h"
+#include "hwsig/vhost.h"
 
 namespace hwsigctl::hist {
 
@@ -282,6 +283,14 @@ void HistView::print(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms
 	// bio without -D: every disk in one histogram, printed even when empty.
 	if (o_.what == "bio" && !o_.per_disk)
 		hwsig::print_log2_hist(stdout, sum, unit);
+	// What the rows above leave out in this interval: handler runs of
+	// queues the full BPF table could not take (the source's note at
+	// system when its sums are not whole).
+	if (o_.what == "vhost")
+		for (const auto &note : s.unavailable())
+			if (note.scope == "system" && note.id == hwsig::metric_id::kVhostQueueDepthP50 &&
+			    note.reason.find(hwsig::kVhostTableFull) != std::string::npos)
+				std::printf("\n%s\n", note.reason.c_str());
 }
 
 } // namespace hwsigctl::hist

@@ -10,6 +10,7 @@
 #include "hwsig/source_bpf.h"
 #include "hwsig/vhost.h"
 #include "source_bpf_lazy.h"
+#include "hwsig_vhost.h"
 #include "vhost_collector.h"
 
 namespace hwsig {
@@ -84,6 +85,7 @@ private:
 	void reset()
 	{
 		collector_.reset();
+		dropped_seen_ = 0;
 		failure_.clear();
 		retired_ = {};
 	}
@@ -122,11 +124,21 @@ private:
 			else
 				it = retired_.by_owner.erase(it);
 		}
-		add_vhost_series(snap, views, ctx.vms, retired_);
+		// Handler runs of queues the full BPF table could not take, since
+		// the last snapshot: of unknown queues, so no sum is whole.
+		const std::uint64_t dropped = collector_->dropped();
+		std::string sums_unavailable;
+		if (dropped > dropped_seen_)
+			sums_unavailable = std::to_string(dropped - dropped_seen_) +
+					   " vhost handler runs not counted: " + kVhostTableFull + " (" +
+					   std::to_string(HWSIG_VHOST_MAX_QUEUES) + ")";
+		dropped_seen_ = dropped;
+		add_vhost_series(snap, views, ctx.vms, retired_, sums_unavailable);
 	}
 
 	VhostAttach how_;
 	std::optional<VhostCollector> collector_;
+	std::uint64_t dropped_seen_ = 0; // the collector's dropped() at the last emit
 	std::string failure_;
 	std::string not_loaded_; // why, when the last check found no vhost_net
 	ino_t attached_module_ = 0;

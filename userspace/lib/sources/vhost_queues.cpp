@@ -176,7 +176,7 @@ void note_viommu(Snapshot &snap, const std::string &scope, const VhostQueueCount
 } // namespace
 
 void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
-		      const std::vector<Vm> *vms, const VhostRetired &retired)
+		      const std::vector<Vm> *vms, const VhostRetired &retired, const std::string &sums_unavailable)
 {
 	Sums all = retired.all;
 	std::map<int, Sums> by_owner = retired.by_owner;
@@ -195,6 +195,11 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 		by_owner[q.owner].add(q.counts, q.key.tx);
 	}
 	auto add_sums = [&](const std::string &scope, const Sums &s) {
+		if (!sums_unavailable.empty()) {
+			for (const auto &id : vhost_metric_ids())
+				snap.add_unavailable(id, scope, sums_unavailable);
+			return;
+		}
 		snap.add_histogram(series::kVhostDepth, scope, s.tx.depth, kSource);
 		add_rx(snap, scope, s.rx);
 		note_viommu(snap, scope, s.tx, true);

@@ -71,8 +71,16 @@ struct VhostRetired {
 // TX queue for the RX ids, at an RX queue for the TX ids, at a queue (or a
 // sum) never sampled because its device is behind a vIOMMU for its depth
 // ids, and at a discovered VM without any vhost-net queue for every id.
+// sums_unavailable: why no VM or system sum is whole in this snapshot (the
+// BPF table of queues was full: handler runs of queues it does not know,
+// of any VM, went uncounted); then every id is unavailable at the VMs and
+// the system, for that reason, and only the queues have values.
+// The words of the sums_unavailable reason when the BPF table of queues
+// was full (hwsigctl hist vhost prints that note under its queues).
+inline constexpr const char *kVhostTableFull = "the BPF table of virtqueues was full";
 void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
-		      const std::vector<Vm> *vms, const VhostRetired &retired);
+		      const std::vector<Vm> *vms, const VhostRetired &retired,
+		      const std::string &sums_unavailable = {});
 
 // The metric ids of the vhost source.
 const std::vector<std::string> &vhost_metric_ids();
