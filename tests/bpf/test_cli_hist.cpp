@@ -145,15 +145,17 @@ TEST_CASE("hwsigctl hist runq: runqlat's layout, the process's switches counted"
 	constexpr unsigned kRounds = 5000;
 	hwsig_test::Child child = hwsig_test::Child::ping_pong(hwsig_test::pick_cpu(), kRounds);
 	std::string pid = std::to_string(child.pid());
-	Run r;
-	std::thread cli([&] { r = run("hist runq -p " + pid + " 3 1"); });
-	std::this_thread::sleep_for(std::chrono::milliseconds(1500)); // let it attach
+	// The workload once it has attached (its banner), however long that
+	// takes on a loaded machine.
+	Tracer cli(std::string(HWSIGCTL_PATH) + " hist runq -p " + pid + " 3 1");
+	REQUIRE(cli.banner().find("Tracing run queue latency... Hit Ctrl-C to end.") != std::string::npos);
 	child.go();
 	child.wait_report();
-	cli.join();
+	Run r;
+	r.status = cli.finish();
+	r.out = cli.out();
 	INFO(r.out);
 	CHECK(WEXITSTATUS(r.status) == 0);
-	CHECK(r.out.find("Tracing run queue latency... Hit Ctrl-C to end.") != std::string::npos);
 	CHECK(r.out.find("pid = " + pid + " ") != std::string::npos);
 	CHECK(r.out.find("     usecs               : count    distribution") != std::string::npos);
 	int bad = 0;
@@ -416,11 +418,12 @@ TEST_CASE("hwsigctl hist bio -D --size: the loop device's requests in the 4 KiB 
 	hwsig_test::LoopDevice loop(64ull << 20);
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
 	constexpr std::size_t kReads = 1000;
-	Run r;
-	std::thread cli([&] { r = run("hist bio -D --size 3 1"); });
-	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+	Tracer cli(std::string(HWSIGCTL_PATH) + " hist bio -D --size 3 1");
+	REQUIRE(cli.banner().find("Tracing block device I/O") != std::string::npos); // attached
 	hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(kReads, 4096, loop.bytes(), 5), 4096);
-	cli.join();
+	Run r;
+	r.status = cli.finish();
+	r.out = cli.out();
 	INFO(r.out);
 	CHECK(WEXITSTATUS(r.status) == 0);
 	std::string marker = "\ndisk = " + loop.name() + "\n";

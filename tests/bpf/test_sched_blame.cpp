@@ -48,6 +48,28 @@ Row row_of(const std::vector<Blame> &cells, Culprit culprit, int culprit_tgid)
 	return r;
 }
 
+// The share of the CPU's time, over the waiter's window, that the culprit
+// ran, out of all that ran there but the waiter (two loops that are always
+// runnable: the CPU is never idle), as the kernel counted it.
+double time_share(double window_ns, double waiter_run_ns, double culprit_run_ns)
+{
+	const double other_ns = std::max(0.0, window_ns - waiter_run_ns - culprit_run_ns);
+	return culprit_run_ns / (culprit_run_ns + other_ns);
+}
+
+// A wait is blamed on what held the CPU just before the waiter got it
+// (bpf.rst). With the two loops nearly alone on their CPU, that is the
+// other loop for most waits: a kworker or RCU callback that slips in
+// between for microseconds takes a whole wait, up to 10% of them on a
+// quiet 2-CPU machine. On a busy one, other tasks take turns between the
+// two loops, and the order of the turns, not their length, decides whom a
+// wait is blamed on: under stress-ng the aggressor took 12-24% of the
+// victim's wait with 34-43% of the others' time. No share follows from
+// what the kernel counts then (issue 34, item 12), only the bounds that
+// hold whatever the load.
+constexpr double kNearlyAlone = 0.9; // the culprit's time share
+constexpr double kMostWhenNearlyAlone = 0.75;
+
 void blame_case(BpfAttach how, bool aggressor_is_vm)
 {
 	require_root();
@@ -72,6 +94,8 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	aggressor.read_report();
 	auto after = hwsig_test::parked_totals(victim.pid());
 	auto aggressor_after = hwsig_test::parked_totals(aggressor.pid());
+	const std::uint64_t victim_arrivals = after.pcount - before.pcount;
+	const std::uint64_t aggressor_arrivals = aggressor_after.pcount - aggressor_before.pcount;
 
 	const double truth_ns = static_cast<double>(after.run_delay_ns - before.run_delay_ns);
 	const std::uint64_t nivcsw = victim_report[1];
@@ -89,40 +113,44 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	// around the child's rusage), and nearly all of them in the matrix.
 	CHECK(victim_row.preemptions <= nivcsw + 2);
 	CHECK(victim_row.preemptions + 3 >= nivcsw * 9 / 10);
-	// The aggressor is the culprit of most of both. Not all: a wait is
-	// blamed on what held the CPU just before the victim got it (bpf.rst),
-	// so a kworker or RCU callback that slips in between for microseconds
-	// takes a whole wait. On a quiet 2-CPU machine that is up to 10% of
-	// them, more when the host is busy: the INFO below says how much else
-	// ran on that CPU (the victim's window less what the two loops ran, as
-	// the kernel counted).
+	// Whom the waits are blamed on (kNearlyAlone above).
 	const double window_ns = static_cast<double>(victim_report[2]);
 	const double aggressor_run_ns = static_cast<double>(aggressor_after.run_ns - aggressor_before.run_ns);
 	const double victim_run_ns = static_cast<double>(after.run_ns - before.run_ns);
 	const double other_ns = std::max(0.0, window_ns - victim_run_ns - aggressor_run_ns);
-	INFO("window " << window_ns / 1e6 << " ms, aggressor ran " << aggressor_run_ns / 1e6 << " ms, other work "
-		       << other_ns / 1e6 << " ms");
+	const double aggressor_share = time_share(window_ns, victim_run_ns, aggressor_run_ns);
+	INFO("window " << window_ns / 1e6 << " ms, aggressor ran " << aggressor_run_ns / 1e6 << " ms in "
+		       << aggressor_arrivals << " turns, other work " << other_ns / 1e6
+		       << " ms: the aggressor's time share " << aggressor_share);
 	std::ostringstream row;
 	for (const Blame &b : cells)
 		row << "\n  culprit class " << static_cast<int>(b.culprit) << " tgid " << b.culprit_tgid << ": "
 		    << b.wait_ns / 1e6 << " ms in " << b.waits << " waits, " << b.preemptions << " preemptions";
 	INFO("victim " << victim.pid() << ", aggressor " << aggressor.pid() << "; the victim's row:" << row.str());
 	REQUIRE(victim_row.by_culprit);
-	CHECK(static_cast<double>(victim_row.by_culprit->wait_ns) >= 0.75 * static_cast<double>(victim_row.wait_ns));
-	CHECK(static_cast<double>(victim_row.by_culprit->preemptions) >=
-	      0.75 * static_cast<double>(victim_row.preemptions));
-	// And it is the first culprit: no class has more.
-	for (const Blame &b : cells)
-		CHECK(b.wait_ns <= victim_row.by_culprit->wait_ns);
+	// Nearly alone, the aggressor is the culprit of most of both.
+	if (aggressor_share >= kNearlyAlone) {
+		CHECK(static_cast<double>(victim_row.by_culprit->wait_ns) >=
+		      kMostWhenNearlyAlone * static_cast<double>(victim_row.wait_ns));
+		CHECK(static_cast<double>(victim_row.by_culprit->preemptions) >=
+		      kMostWhenNearlyAlone * static_cast<double>(victim_row.preemptions));
+	}
 	if (aggressor_is_vm) {
+		// Whatever the load: a wait blamed on the aggressor VM ends with
+		// it leaving the CPU to the victim, a preemption by it gives it the
+		// CPU; neither more often than it got the CPU, as the kernel
+		// counted (pcount). (A host process's cell is every host process's.)
+		CHECK(victim_row.by_culprit->waits <= aggressor_arrivals);
+		CHECK(victim_row.by_culprit->preemptions <= aggressor_arrivals);
 		// And the other way round: the aggressor waited behind the victim.
 		auto back = collector.blame(aggressor.pid());
 		Row aggressor_row = row_of(back, Culprit::Vm, victim.pid());
 		REQUIRE(aggressor_row.by_culprit);
-		CHECK(static_cast<double>(aggressor_row.by_culprit->wait_ns) >=
-		      0.75 * static_cast<double>(aggressor_row.wait_ns));
-		for (const Blame &b : back)
-			CHECK(b.wait_ns <= aggressor_row.by_culprit->wait_ns);
+		CHECK(aggressor_row.by_culprit->waits <= victim_arrivals);
+		CHECK(aggressor_row.by_culprit->preemptions <= victim_arrivals);
+		if (time_share(window_ns, aggressor_run_ns, victim_run_ns) >= kNearlyAlone)
+			CHECK(static_cast<double>(aggressor_row.by_culprit->wait_ns) >=
+			      kMostWhenNearlyAlone * static_cast<double>(aggressor_row.wait_ns));
 	} else {
 		// Host work is never named as a VM.
 		CHECK_FALSE(victim_row.names_a_vm);
@@ -208,12 +236,13 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	for (const auto &note : first.unavailable())
 		FAIL_CHECK(note.id << " at " << note.scope << ": " << note.reason);
 	auto before = hwsig_test::task_totals(victim.pid());
+	auto aggressor_before = hwsig_test::task_totals(aggressor.pid());
 	victim.go();
 	aggressor.go();
-	victim.read_report();
+	auto victim_report = victim.read_report();
 	aggressor.read_report();
 	auto after = hwsig_test::parked_totals(victim.pid());
-	hwsig_test::parked_totals(aggressor.pid());
+	auto aggressor_after = hwsig_test::parked_totals(aggressor.pid());
 	Snapshot second;
 	second.mono_ns = monotonic_ns();
 	source->collect(ctx, second);
@@ -222,13 +251,24 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	const std::string cell = Scope::vm("victim").culprit(Scope::vm("batch7")).str();
 	const CounterPoint *wait = second.counter(series::kVmWaitBehindNs, cell);
 	REQUIRE(wait);
-	INFO("victim waited " << truth_s << " s per schedstat; behind vm:batch7: " << wait->value / 1e9 << " s");
-	// Most of it (see blame_case: a kworker in between takes a wait).
-	CHECK(wait->value / 1e9 >= 0.75 * truth_s);
+	const double aggressor_share =
+		time_share(static_cast<double>(victim_report[2]), static_cast<double>(after.run_ns - before.run_ns),
+			   static_cast<double>(aggressor_after.run_ns - aggressor_before.run_ns));
+	const double aggressor_arrivals = static_cast<double>(aggressor_after.pcount - aggressor_before.pcount);
+	INFO("victim waited " << truth_s << " s per schedstat; behind vm:batch7: " << wait->value / 1e9
+			      << " s; batch7's time share " << aggressor_share << " in " << aggressor_arrivals
+			      << " turns");
 	CHECK(wait->value / 1e9 <= 1.10 * truth_s);
 	const CounterPoint *preempted = second.counter(series::kVmPreemptedBy, cell);
 	REQUIRE(preempted);
-	CHECK(preempted->value >= 10);
+	CHECK(preempted->value <= aggressor_arrivals);
+	// Most of it when the two had the CPU nearly to themselves (see
+	// blame_case: a kworker in between takes a wait; on a busy machine
+	// the order of the turns decides).
+	if (aggressor_share >= kNearlyAlone) {
+		CHECK(wait->value / 1e9 >= kMostWhenNearlyAlone * truth_s);
+		CHECK(preempted->value >= 10);
+	}
 	// And the other way round.
 	CHECK(second.counter(series::kVmWaitBehindNs, Scope::vm("batch7").culprit(Scope::vm("victim")).str()));
 	// Derived: seconds of wait per second of the interval.

@@ -1,9 +1,11 @@
 // sched.vcpu_wait_ratio on this host against known contention: a fake
 // guest (a process named like QEMU with a "CPU 0/KVM" thread) spins on one
 // CPU, and an aggressor process spins on the same CPU; then the aggressor
-// stops. The truth is the vCPU thread's own schedstat over the same
-// window, and the expectation of two spinners sharing a CPU (about half
-// the time waiting) or of one alone (almost none).
+// stops. The truth is the vCPU thread's own schedstat, read just before
+// and just after each of the source's reads: run_delay only grows, so the
+// source's growth lies between the truth's over the window inside and the
+// window around, whatever else runs on the machine. No bound on the ratio
+// itself: on a busy machine a spinner alone waits too.
 #include <catch2/catch.hpp>
 
 #include <pthread.h>
@@ -16,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -73,34 +76,40 @@ void pin_self(int cpu)
 	}
 }
 
-struct Truth {
-	std::uint64_t run_delay_ns = 0, mono_ns = 0;
-};
-
-Truth read_truth(int pid, int tid)
+std::uint64_t run_delay_ns(int pid, int tid)
 {
 	auto r = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
 	REQUIRE(r.data);
 	auto s = parse_task_schedstat(*r.data);
 	REQUIRE(s.error.empty());
-	return {s.run_delay_ns, monotonic_ns()};
+	return s.run_delay_ns;
 }
 
+// The source's ratio over an interval, and the thread's own run_delay
+// growth over the same interval, both per second of the source's interval:
+// at least `low` (from just after its first read to just before its
+// second), at most `high` (from just before the first to just after the
+// second).
 struct Window {
-	double measured = -1, truth = -1;
+	double measured = -1, low = 0, high = 0;
+	// Up to the rounding of the two divisions.
+	bool holds() const { return measured >= low - 1e-9 && measured <= high + 1e-9; }
 };
 
-// The source's value and the thread's own over `seconds`.
 Window measure(Source &src, const std::vector<Vm> &vms, const std::string &scope, int pid, int tid, double seconds)
 {
-	Truth a = read_truth(pid, tid);
+	const std::uint64_t before0 = run_delay_ns(pid, tid);
 	Snapshot s0 = collect(src, "/", &vms, monotonic_ns());
+	const std::uint64_t after0 = run_delay_ns(pid, tid);
 	std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-	Truth b = read_truth(pid, tid);
+	const std::uint64_t before1 = run_delay_ns(pid, tid);
 	Snapshot s1 = collect(src, "/", &vms, monotonic_ns());
+	const std::uint64_t after1 = run_delay_ns(pid, tid);
 	auto iv = checked_derive(s0, s1, src.provides());
+	const double interval_ns = static_cast<double>(s1.mono_ns - s0.mono_ns);
 	Window w;
-	w.truth = static_cast<double>(b.run_delay_ns - a.run_delay_ns) / static_cast<double>(b.mono_ns - a.mono_ns);
+	w.low = static_cast<double>(before1 - after0) / interval_ns;
+	w.high = static_cast<double>(after1 - before0) / interval_ns;
 	if (const Metric *m = metric(iv, "sched.vcpu_wait_ratio", scope))
 		w.measured = m->value;
 	return w;
@@ -108,7 +117,8 @@ Window measure(Source &src, const std::vector<Vm> &vms, const std::string &scope
 
 } // namespace
 
-TEST_CASE("vCPU wait on this host: a vCPU sharing its CPU with a spinner waits about half the time, alone almost never",
+TEST_CASE("vCPU wait on this host: the vCPU thread's own run_delay over the same window, sharing its CPU with a "
+	  "spinner and alone",
 	  "[vm][schedstat][live][serial]")
 {
 	int ready[2], hold[2];
@@ -162,15 +172,18 @@ TEST_CASE("vCPU wait on this host: a vCPU sharing its CPU with a spinner waits a
 	Window vm_alone = measure(*src, vms, vms[0].scope(), guest, tid, 1.0); // one vCPU: the mean is it
 	stop_children();
 
-	INFO("sharing: " << shared.measured << " (schedstat " << shared.truth << "); alone: " << alone.measured
-			 << " (schedstat " << alone.truth << "); VM mean alone: " << vm_alone.measured);
+	auto print = [](const Window &w) {
+		std::ostringstream out;
+		out << w.measured << " (schedstat [" << w.low << ", " << w.high << "])";
+		return out.str();
+	};
+	INFO("sharing: " << print(shared) << "; alone: " << print(alone) << "; VM mean alone: " << print(vm_alone));
+	// Two spinners pinned to one CPU: each waits about half the time, more
+	// when other work shares the CPU. Enough for a doubled or halved ratio
+	// to fall far outside the truth's range below.
+	REQUIRE(shared.low > 0.3);
 	// Against the thread's own accounting over the same window.
-	CHECK(shared.measured == Approx(shared.truth).epsilon(0.10));
-	CHECK(alone.measured == Approx(alone.truth).margin(0.02));
-	CHECK(vm_alone.measured == Approx(vm_alone.truth).margin(0.02));
-	// Against the workload: two spinners share the CPU (other tasks of
-	// this host may take a little more), one alone waits only for them.
-	CHECK(shared.measured > 0.3);
-	CHECK(shared.measured < 0.8);
-	CHECK(alone.measured < 0.15);
+	CHECK(shared.holds());
+	CHECK(alone.holds());
+	CHECK(vm_alone.holds());
 }
