@@ -70,6 +70,27 @@ double time_share(double window_ns, double waiter_run_ns, double culprit_run_ns)
 constexpr double kNearlyAlone = 0.9; // the culprit's time share
 constexpr double kMostWhenNearlyAlone = 0.75;
 
+// The two loops' run, between the kernel's totals of each: both go, both
+// report, both park (their totals are final then).
+struct PairRun {
+	std::vector<std::uint64_t> victim_report;
+	hwsig_test::TaskTotals before, after, aggressor_before, aggressor_after;
+};
+
+PairRun run_pair(Child &victim, Child &aggressor)
+{
+	PairRun r;
+	r.before = hwsig_test::task_totals(victim.pid());
+	r.aggressor_before = hwsig_test::task_totals(aggressor.pid());
+	victim.go();
+	aggressor.go();
+	r.victim_report = victim.read_report();
+	aggressor.read_report();
+	r.after = hwsig_test::parked_totals(victim.pid());
+	r.aggressor_after = hwsig_test::parked_totals(aggressor.pid());
+	return r;
+}
+
 void blame_case(BpfAttach how, bool aggressor_is_vm)
 {
 	require_root();
@@ -86,14 +107,8 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	REQUIRE(collector.watch_vm(victim.pid()));
 	if (aggressor_is_vm)
 		REQUIRE(collector.watch_vm(aggressor.pid()));
-	auto before = hwsig_test::task_totals(victim.pid());
-	auto aggressor_before = hwsig_test::task_totals(aggressor.pid());
-	victim.go();
-	aggressor.go();
-	auto victim_report = victim.read_report();
-	aggressor.read_report();
-	auto after = hwsig_test::parked_totals(victim.pid());
-	auto aggressor_after = hwsig_test::parked_totals(aggressor.pid());
+	const PairRun run = run_pair(victim, aggressor);
+	const auto &[victim_report, before, after, aggressor_before, aggressor_after] = run;
 	const std::uint64_t victim_arrivals = after.pcount - before.pcount;
 	const std::uint64_t aggressor_arrivals = aggressor_after.pcount - aggressor_before.pcount;
 
@@ -235,14 +250,8 @@ TEST_CASE("sched source: the matrix at vm:NAME/culprit:WHO, derived as seconds p
 	source->collect(ctx, first);
 	for (const auto &note : first.unavailable())
 		FAIL_CHECK(note.id << " at " << note.scope << ": " << note.reason);
-	auto before = hwsig_test::task_totals(victim.pid());
-	auto aggressor_before = hwsig_test::task_totals(aggressor.pid());
-	victim.go();
-	aggressor.go();
-	auto victim_report = victim.read_report();
-	aggressor.read_report();
-	auto after = hwsig_test::parked_totals(victim.pid());
-	auto aggressor_after = hwsig_test::parked_totals(aggressor.pid());
+	const PairRun run = run_pair(victim, aggressor);
+	const auto &[victim_report, before, after, aggressor_before, aggressor_after] = run;
 	Snapshot second;
 	second.mono_ns = monotonic_ns();
 	source->collect(ctx, second);
