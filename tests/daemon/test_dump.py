@@ -6,6 +6,7 @@ directory, full disk) says why, leaves nothing behind and leaves the daemon
 sampling; no daemon, and damaged files, are refused with the file named."""
 import json
 import os
+import socket
 import shutil
 import signal
 import subprocess
@@ -16,6 +17,22 @@ from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES, fixture_with_hug
 
 r = Results("test_dump")
 root = os.geteuid() == 0
+
+
+def raw_request(path, what):
+    """The daemon's answer to one request, as bytes (a dump is binary)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(path)
+    s.sendall(what.encode() + b"\n")
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    return data
 
 
 def ctl(args, env):
@@ -93,6 +110,21 @@ def golden_and_failures():
         p = ctl(["dump", "--last", "soon", "-o", short], env)
         r.check("dump --last soon: usage error (exit 2) naming the value", p.returncode == 2 and
                 "'soon' is not a duration" in p.stderr, p.stderr.strip())
+        p = ctl(["dump", "--last", "99999999h", "-o", short], env)
+        r.check("dump --last 99999999h: refused (exit 2), not wrapped into a short window",
+                p.returncode == 2 and "'99999999h' is longer than any clock can count" in p.stderr,
+                p.stderr.strip())
+        # A client asking the daemon itself for more than 2^64 ns gets all
+        # of the history, as without a span, not a wrapped one.
+        counts = {}
+        for ask in ("dump", "dump 1e12"):
+            path_ask = os.path.join(work, ask.replace(" ", "_") + ".hwsd")
+            with open(path_ask, "wb") as f:
+                f.write(raw_request(d.socket, ask))
+            q = ctl(["replay", path_ask, "--format", "json"], env)
+            counts[ask] = len(q.stdout.splitlines()) if q.returncode == 0 else -1
+        r.check("dump 1e12 over the socket: the whole history, as 'dump' (not one snapshot)",
+                counts["dump 1e12"] >= 2 and abs(counts["dump 1e12"] - counts["dump"]) <= 1, str(counts))
 
         p = ctl(["dump", "-o", "/proc/hwsig.hwsd"], env)
         r.check("an unwritable place: exit 1 with the reason", p.returncode == 1 and

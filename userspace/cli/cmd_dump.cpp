@@ -109,6 +109,10 @@ int cmd_dump(const std::vector<std::string> &args)
 		auto d = parse_duration(last);
 		if (!d || *d <= 0)
 			return usage_error("dump", "--last: '" + last + "' is not a duration (90, 90s, 2m, 1h)");
+		if (*d > kMaxDurationSeconds)
+			return usage_error("dump", "--last: '" + last +
+							   "' is longer than any clock can count (at most 2562047h); "
+							   "leave --last out for all of the history");
 		seconds = *d;
 	}
 	if (out.empty())

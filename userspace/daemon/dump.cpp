@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <limits>
 
 #include "hwsig/catalog.h"
 #include "hwsig/dump_capture.h"
@@ -73,7 +74,11 @@ std::string make_dump(const History &history, const Config &cfg, const std::vect
 	std::size_t first = 0;
 	if (seconds > 0) {
 		const std::uint64_t newest = history.mono_ns(n - 1);
-		const auto span = static_cast<std::uint64_t>(seconds * 1e9);
+		// A span past 2^64 ns (a client's "dump 1e12") is all of it,
+		// not a wrapped, short one.
+		const double span_ns = seconds * 1e9;
+		const std::uint64_t span = span_ns < 18446744073709549568.0 ? static_cast<std::uint64_t>(span_ns)
+									  : std::numeric_limits<std::uint64_t>::max();
 		first = n - 1;
 		while (first > 0 && newest - history.mono_ns(first) < span)
 			--first;
