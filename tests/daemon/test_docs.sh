@@ -58,6 +58,11 @@ same "hwsigd.rst OPTIONS: the same keys and defaults as --print-options" "$tmp/t
 same "hwsigd.rst OPTIONS: each key's help line is --print-options' help" "$tmp/table.kh" "$tmp/rst.kh"
 same "hwsigd.conf: the same keys and defaults as --print-options" "$tmp/table.kd" "$tmp/conf.kd"
 same "hwsigd.conf: each key's comment is --print-options' help" "$tmp/table.kh" "$tmp/conf.kh"
+# hwsigd --help: "--key arg (=default)", the same default (false, not 0).
+"$HWSIGD" --help 2>&1 | sed -nE 's/^  --([a-z][a-z-]*) arg \(=([^)]*)\).*/\1\t\2/p' | sort >"$tmp/help.kd"
+join -t "$(printf '\t')" "$tmp/table.kd" "$tmp/help.kd" | awk -F '\t' '$2 != $3' >"$tmp/help.differs"
+check "hwsigd --help: every key's default as --print-options says it$(sed 's/^/; /' "$tmp/help.differs" | tr -d '\n')" \
+	test -s "$tmp/help.kd" -a ! -s "$tmp/help.differs"
 check "hwsigd.conf sets nothing (every key commented out)" \
 	bash -c "! grep -Ev '^[[:space:]]*(#|$)' '$conf'"
 

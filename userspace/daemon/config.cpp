@@ -48,13 +48,13 @@ void add_keys(po::options_description &d, Config &c, std::string &bpf_list)
 		 "seconds between snapshots (0.01 .. 3600)")
 		("listen", po::value<std::string>(&c.listen)->default_value(c.listen),
 		 "HOST:PORT serving /metrics, or 'none'")
-		("per-cpu", po::value<bool>(&c.per_cpu)->default_value(c.per_cpu),
+		("per-cpu", po::value<bool>(&c.per_cpu)->default_value(c.per_cpu, c.per_cpu ? "true" : "false"),
 		 "export cpu=\"N\" series (true | false)")
 		("pmu", po::value<std::string>(&c.pmu)->default_value(c.pmu),
 		 "hardware counters: kmod (falls back to perf) | perf | off")
 		("bpf", po::value<std::string>(&bpf_list)->default_value("sched,block,vhost"),
 		 "BPF collector sets: any of sched,block,vhost, or none")
-		("resctrl", po::value<bool>(&c.resctrl)->default_value(c.resctrl),
+		("resctrl", po::value<bool>(&c.resctrl)->default_value(c.resctrl, c.resctrl ? "true" : "false"),
 		 "LLC occupancy and memory bandwidth per VM from a resctrl monitoring group each (true | false)")
 		("history", po::value<unsigned>(&c.history)->default_value(c.history),
 		 "intervals kept in memory (2 .. 86400)")
