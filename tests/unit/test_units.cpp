@@ -77,6 +77,7 @@ TEST_CASE("humanize: each catalog unit", "[units]")
 {
 	CHECK(human_text(0.125, "ratio") == "12.5 %");
 	CHECK(human_text(0, "ratio") == "0 %");
+	CHECK(human_text(0.0342, "s/s") == "3.42 %"); // sched.wait_behind_ratio: a share of time
 	CHECK(human_text(7.5, "%") == "7.50 %");
 	CHECK(human_text(2097152, "B/s") == "2.00 MiB/s");
 	CHECK(human_text(2097152, "B") == "2.00 MiB");

@@ -92,7 +92,9 @@ HumanValue human_time_us(double us)
 
 HumanValue humanize(double value, const std::string &unit)
 {
-	if (unit == "ratio")
+	// A share of time (seconds per second, e.g. the wait a VM spends
+	// behind a culprit) reads as a percentage, like a ratio.
+	if (unit == "ratio" || unit == "s/s")
 		return {sig3(value * 100), "%"};
 	if (unit == "%")
 		return {sig3(value), "%"};
