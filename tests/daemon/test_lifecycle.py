@@ -145,7 +145,7 @@ def sighup_cases():
             time.sleep(1.0)
             log = d.log_text()
             r.check("SIGHUP with a bad file keeps the running configuration and says why",
-                    "<4>SIGHUP: keeping the running configuration:" in log and "interval" in log.splitlines()[-1],
+                    "<3>SIGHUP: keeping the running configuration:" in log and "interval" in log.splitlines()[-1],
                     log.splitlines()[-1])
             r.check("still running and answering after a bad reload", d.proc.poll() is None and
                     d.request("status").startswith("hwsigd\t"))

@@ -425,7 +425,7 @@ void Service::reload()
 	Config fresh;
 	std::string err = reload_config(cfg_, fresh);
 	if (!err.empty()) {
-		log(Level::Warning, "SIGHUP: keeping the running configuration: %s", err.c_str());
+		log(Level::Error, "SIGHUP: keeping the running configuration: %s", err.c_str());
 	} else {
 		// What the loop can change in place; the rest needs a restart
 		// (collectors, sockets): say so instead of half-applying it.
