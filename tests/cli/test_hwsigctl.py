@@ -489,6 +489,9 @@ def _():
     lines = out.splitlines()
     head = "time     steal rq-p99 psi-c psi-m psi-i      dram    iops io-p99 headr verdict"
     assert lines.count(head) == 3, out  # before intervals 1 and 21, and the summary's
+    # Only the header and the lines on stdout: the notes go to stderr.
+    assert all(l == head or l.startswith("summary ") or (l[2] == ":" and l[5] == ":") for l in lines), out
+    assert err.startswith("Unavailable\n") and "BPF collectors disabled" in err, err[:300]
     data = [l for l in lines if len(l) > 8 and l[2] == ":" and l[5] == ":"]
     assert len(data) == 22, out
     assert lines[-1].startswith("summary "), lines[-1]

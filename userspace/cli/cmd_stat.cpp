@@ -65,8 +65,15 @@ void print_interval(const hwsig::Interval &iv, StatOptions &o)
 	check_interval(iv);
 	o.render.said = &o.said;
 	o.render.compact_lines = &o.compact_lines;
+	// --compact: one line per interval on stdout; what became unavailable
+	// (or measurable again) goes to stderr.
+	std::string notes;
+	o.render.compact_notes = &notes;
 	const auto form = o.json ? hwsig::StatForm::Json : o.compact ? hwsig::StatForm::Compact : hwsig::StatForm::Table;
-	std::fputs(hwsig::render_stat_interval(iv, o.render, o.thresholds, form).c_str(), stdout);
+	const std::string text = hwsig::render_stat_interval(iv, o.render, o.thresholds, form);
+	o.render.compact_notes = nullptr;
+	std::fputs(notes.c_str(), stderr);
+	std::fputs(text.c_str(), stdout);
 	std::fflush(stdout);
 }
 

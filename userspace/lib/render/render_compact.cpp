@@ -148,6 +148,11 @@ std::string clock_time(std::uint64_t realtime_ns)
 std::string render_compact(const Interval &iv, const RenderOptions &opt)
 {
 	std::string out = render_unavailable(iv, opt);
+	if (opt.compact_notes) {
+		*opt.compact_notes += out;
+		out.clear();
+	}
+	// A header after notes in the output, so the columns are named again.
 	if (opt.summary || !opt.compact_lines || *opt.compact_lines % kCompactHeaderEvery == 0 || !out.empty())
 		out += header();
 	if (opt.compact_lines)

@@ -39,6 +39,10 @@ struct RenderOptions {
 	// Compact: interval lines printed since the header (updated; the
 	// header is repeated every kCompactHeaderEvery lines).
 	unsigned *compact_lines = nullptr;
+	// Compact: where the unavailable notes go instead of before the line
+	// (the caller prints them to stderr), so that the output stays one
+	// line per interval for a pipe. Null: before the line, as a table's.
+	std::string *compact_notes = nullptr;
 };
 
 inline constexpr unsigned kCompactHeaderEvery = 20;
