@@ -107,6 +107,17 @@ def golden_and_failures():
         r.check("dump --last 1s at 0.5 s: two or three intervals", p.returncode == 0 and 2 <= n <= 3,
                 f"{n} intervals; {p.stderr.strip()} {q.stderr.strip()}")
 
+        p = ctl(["replay", short, "--compact"], env)
+        head = "time     steal rq-p99 psi-c psi-m psi-i      dram    iops io-p99 headr verdict"
+        lines = p.stdout.splitlines()
+        r.check("replay --compact: the header, then one line per interval; notes on stderr",
+                p.returncode == 0 and lines[:1] == [head] and len(lines) == n + 1 and
+                all(l[2] == ":" and l[5] == ":" for l in lines[1:]) and "Unavailable" not in p.stdout,
+                p.stdout[-400:] + p.stderr[-200:])
+        p = ctl(["replay", short, "--compact", "--format", "json"], env)
+        r.check("replay --compact --format json: usage error", p.returncode == 2 and
+                "--compact is a table form" in p.stderr, p.stderr.strip())
+
         p = ctl(["dump", "--last", "soon", "-o", short], env)
         r.check("dump --last soon: usage error (exit 2) naming the value", p.returncode == 2 and
                 "'soon' is not a duration" in p.stderr, p.stderr.strip())

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "stat_print.h"
 #include "hwsig/derive.h"
 #include "hwsig/dump_file.h"
 #include "hwsig/dump_info.h"
@@ -24,6 +25,7 @@ const char *kExamples =
 	"examples:\n"
 	"  hwsigctl replay stall.hwsd                 tables, one per interval\n"
 	"  hwsigctl replay stall.hwsd --format json   JSON lines, as 'stat --format json'\n"
+	"  hwsigctl replay stall.hwsd --compact       one line per interval, as 'stat --compact'\n"
 	"  hwsigctl replay stall.hwsd --vm web01      one VM's scopes and the host's\n"
 	"  hwsigctl replay stall.hwsd --info          what the file says of its host\n"
 	"  hwsigctl replay stall.hwsd --ticks         hwsig.ko's ring records, per tick and CPU\n"
@@ -46,7 +48,7 @@ bool has_vm(const hwsig::DumpContents &d, const std::string &name)
 
 struct ReplayOptions {
 	std::string file, format = "table", thresholds_file;
-	bool info = false, ticks = false;
+	bool info = false, ticks = false, compact = false;
 	std::optional<std::uint32_t> tick_cpu; // --cpu N
 	hwsig::RenderOptions render;
 };
@@ -65,6 +67,7 @@ std::optional<int> parse_replay_options(const std::vector<std::string> &args, Re
 	visible.add_options()
 		("help,h", "this help")
 		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json")
+		("compact", po::bool_switch(&o.compact), "one line per interval, as 'stat --compact'")
 		("per-cpu,A", po::bool_switch(&o.render.per_cpu), "also show cpu:N scopes")
 		("vm", po::value<std::string>(&o.render.vm), "show this VM's scopes and the host's")
 		("verbose,v", po::bool_switch(&o.render.verbose), "show sources, notes and every unavailable scope")
@@ -86,6 +89,9 @@ std::optional<int> parse_replay_options(const std::vector<std::string> &args, Re
 		return usage_error("replay", "which dump? hwsigctl replay FILE");
 	if (o.format != "table" && o.format != "json")
 		return usage_error("replay", "--format must be 'table' or 'json', not '" + o.format + "'");
+	if (o.compact && (o.format == "json" || o.info || o.ticks))
+		return usage_error("replay", "--compact is a table form of the intervals: not with --format json, --info "
+					     "or --ticks");
 	if (o.tick_cpu && !o.ticks)
 		return usage_error("replay", "--cpu is for --ticks (the intervals' cpu:N scopes: --per-cpu)");
 	if (o.ticks && (o.render.per_cpu || !o.render.vm.empty() || !o.thresholds_file.empty() || o.info))
@@ -135,15 +141,19 @@ int replay_intervals(const hwsig::DumpContents &dump, ReplayOptions &o)
 	if (!o.thresholds_file.empty())
 		if (auto bad = hwsigctl::load_thresholds("replay", o.thresholds_file, false, thresholds))
 			return *bad;
-	const auto form = o.format == "json" ? hwsig::StatForm::Json : hwsig::StatForm::Table;
+	const auto form = o.format == "json" ? hwsig::StatForm::Json
+			  : o.compact		? hwsig::StatForm::Compact
+						: hwsig::StatForm::Table;
 	hwsig::UnavailableSaid said;
 	o.render.said = &said;
+	unsigned compact_lines = 0;
+	o.render.compact_lines = &compact_lines;
 	for (std::size_t i = 1; i < dump.snapshots.size(); ++i) {
 		const auto &prev = dump.snapshots[i - 1];
 		const auto &cur = dump.snapshots[i];
 		auto iv = hwsig::derive(prev.snapshot, cur.snapshot, cur.claimed_ids);
 		o.render.title = "interval " + std::to_string(i) + " of " + std::to_string(dump.snapshots.size() - 1);
-		std::fputs(hwsig::render_stat_interval(iv, o.render, thresholds, form).c_str(), stdout);
+		hwsigctl::print_stat_interval(iv, o.render, thresholds, form);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "stat_print.h"
 #include "interrupt.h"
 #include "hwsig/derive.h"
 #include "hwsig/render.h"
@@ -65,16 +66,8 @@ void print_interval(const hwsig::Interval &iv, StatOptions &o)
 	check_interval(iv);
 	o.render.said = &o.said;
 	o.render.compact_lines = &o.compact_lines;
-	// --compact: one line per interval on stdout; what became unavailable
-	// (or measurable again) goes to stderr.
-	std::string notes;
-	o.render.compact_notes = &notes;
 	const auto form = o.json ? hwsig::StatForm::Json : o.compact ? hwsig::StatForm::Compact : hwsig::StatForm::Table;
-	const std::string text = hwsig::render_stat_interval(iv, o.render, o.thresholds, form);
-	o.render.compact_notes = nullptr;
-	std::fputs(notes.c_str(), stderr);
-	std::fputs(text.c_str(), stdout);
-	std::fflush(stdout);
+	hwsigctl::print_stat_interval(iv, o.render, o.thresholds, form);
 }
 
 // Colour only for a person at a terminal: not when piped, not with NO_COLOR
