@@ -84,10 +84,13 @@ TEST_CASE("dump info: header, snapshot span, facts, PMU plan and rings in file o
 	      "format\t2\n"
 	      "trigger\trule: sched.runq_wait_p99_us > 5000\n"
 	      "created_ns\t1700000123000000000\n"
+	      "created\t2023-11-14 22:15:23 UTC\n"
 	      "snapshots\t3\n"
 	      "first_snapshot_mono_ns\t1000000000\n"
 	      "last_snapshot_mono_ns\t2000000000\n"
+	      "span\t1.000 s from the first snapshot to the last\n"
 	      "triggered_mono_ns\t1500000000\n"
+	      "triggered\t0.500 s before the last snapshot\n"
 	      "kernel\t6.18.0\n"
 	      "cpus\t4\n"
 	      "pmu_plan\tpmu.cycles\t-\t-\tunavailable: no hardware PMU\n"
@@ -105,7 +108,8 @@ TEST_CASE("dump info: no snapshots and no rings say so, with the writer's reason
 	d.created_ns = 5;
 	d.rings_absent = "hwsig.ko is not loaded";
 	CHECK(render_dump_info(through_file(d)) ==
-	      "format\t2\ntrigger\tSIGUSR1\ncreated_ns\t5\nsnapshots\t0\nrings\tnone: hwsig.ko is not loaded\n");
+	      "format\t2\ntrigger\tSIGUSR1\ncreated_ns\t5\ncreated\t1970-01-01 00:00:00 UTC\nsnapshots\t0\n"
+	      "rings\tnone: hwsig.ko is not loaded\n");
 	d.rings_absent.clear();
 	CHECK(render_dump_info(through_file(d)).ends_with("\nrings\tnone: this dump does not hold them\n"));
 }

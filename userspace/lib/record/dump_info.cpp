@@ -1,7 +1,10 @@
 #include "hwsig/dump_info.h"
 
+#include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 
 namespace hwsig {
 
@@ -58,16 +61,41 @@ std::string dump_ring_cpus(const DumpRings &rings)
 	return s.empty() ? "none" : s;
 }
 
+// "2023-11-14 22:15:23 UTC": the wall clock a person reads, in UTC so
+// that the same file says the same on every host.
+std::string utc_time(std::uint64_t realtime_ns)
+{
+	const std::time_t t = static_cast<std::time_t>(realtime_ns / 1000000000ull);
+	struct tm tm;
+	char buf[32];
+	if (!gmtime_r(&t, &tm) || !std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm))
+		return "?";
+	return buf;
+}
+
+// Each nanosecond count comes with a line a person reads (created, span,
+// triggered) after it.
 std::string render_dump_info(const DumpContents &dump)
 {
 	std::string out;
-	appendf(out, "format\t%d\ntrigger\t%s\ncreated_ns\t%llu\nsnapshots\t%zu\n", dump.version, dump.trigger.c_str(),
-		ull(dump.created_ns), dump.snapshots.size());
-	if (!dump.snapshots.empty())
-		appendf(out, "first_snapshot_mono_ns\t%llu\nlast_snapshot_mono_ns\t%llu\n",
-			ull(dump.snapshots.front().snapshot.mono_ns), ull(dump.snapshots.back().snapshot.mono_ns));
-	if (dump.triggered_mono_ns)
+	appendf(out, "format\t%d\ntrigger\t%s\ncreated_ns\t%llu\ncreated\t%s\nsnapshots\t%zu\n", dump.version,
+		dump.trigger.c_str(), ull(dump.created_ns), utc_time(dump.created_ns).c_str(), dump.snapshots.size());
+	if (!dump.snapshots.empty()) {
+		const std::uint64_t first = dump.snapshots.front().snapshot.mono_ns,
+				    last = dump.snapshots.back().snapshot.mono_ns;
+		appendf(out, "first_snapshot_mono_ns\t%llu\nlast_snapshot_mono_ns\t%llu\nspan\t%.3f s from the first "
+			     "snapshot to the last\n",
+			ull(first), ull(last), static_cast<double>(last - first) / 1e9);
+	}
+	if (dump.triggered_mono_ns) {
 		appendf(out, "triggered_mono_ns\t%llu\n", ull(*dump.triggered_mono_ns));
+		if (!dump.snapshots.empty()) {
+			const auto last = static_cast<std::int64_t>(dump.snapshots.back().snapshot.mono_ns);
+			const auto at = static_cast<std::int64_t>(*dump.triggered_mono_ns);
+			appendf(out, "triggered\t%.3f s %s the last snapshot\n", std::abs(static_cast<double>(last - at)) / 1e9,
+				at <= last ? "before" : "after");
+		}
+	}
 	for (const auto &[k, v] : dump.facts)
 		out += k + "\t" + v + "\n";
 	for (const auto &p : dump.pmu_plan)
