@@ -43,6 +43,10 @@ def bad_config():
     p = subprocess.run([HWSIGD, "--config", "/nonexistent/hwsigd.conf"], capture_output=True, text=True, timeout=10)
     r.check("a named configuration file that does not exist: exit 2", p.returncode == 2 and
             "No such file" in p.stderr, p.stderr.strip())
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run([HWSIGD, "--config", d], capture_output=True, text=True, timeout=10)
+        r.check("a directory as --config: exit 2, not a run with the defaults", p.returncode == 2 and
+                f"config {d}: is a directory" in p.stderr, p.stderr.strip())
 
 
 def ready_after_attach():

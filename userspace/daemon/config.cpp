@@ -172,6 +172,9 @@ std::string read_file(const std::string &path, bool must_exist, po::options_desc
 			return {};
 		return "config " + path + ": " + std::strerror(errno);
 	}
+	// A directory opens as an empty stream: it would run with defaults.
+	if (S_ISDIR(st.st_mode))
+		return "config " + path + ": is a directory, not a configuration file";
 	std::ifstream in(path);
 	if (!in)
 		return "config " + path + ": cannot read it";
