@@ -44,6 +44,27 @@ def bad_config():
     r.check("a named configuration file that does not exist: exit 2", p.returncode == 2 and
             "No such file" in p.stderr, p.stderr.strip())
     with tempfile.TemporaryDirectory() as d:
+        good, bad, again = (os.path.join(d, n) for n in ("good.conf", "bad.conf", "again.conf"))
+        with open(good, "w") as f:
+            f.write("interval = 5\nper-cpu = true\n")
+        with open(bad, "w") as f:
+            f.write("interval = fast\n")
+        p = subprocess.run([HWSIGD, "--check-config", good, "--history", "60"], capture_output=True, text=True,
+                           timeout=10)
+        lines = p.stdout.splitlines()
+        r.check("--check-config FILE: exit 0, every key's effective value, the command line over the file",
+                p.returncode == 0 and lines[0].endswith("configuration " + good) and "interval = 5" in lines and
+                "per-cpu = true" in lines and "history = 60" in lines and "listen = 127.0.0.1:9863" in lines and
+                f"configuration {good} is valid" in p.stderr, p.stdout + p.stderr)
+        with open(again, "w") as f:
+            f.write(p.stdout)
+        q = subprocess.run([HWSIGD, "--check-config", again], capture_output=True, text=True, timeout=10)
+        r.check("--check-config's output is itself a valid file with the same values",
+                q.returncode == 0 and q.stdout.splitlines()[1:] == lines[1:], q.stdout + q.stderr)
+        p = subprocess.run([HWSIGD, "--check-config", bad], capture_output=True, text=True, timeout=10)
+        r.check("--check-config of a bad file: exit 2, one line naming the file and the key, nothing on stdout",
+                p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1 and bad in p.stderr and
+                "'interval'" in p.stderr, p.stderr.strip())
         p = subprocess.run([HWSIGD, "--config", d], capture_output=True, text=True, timeout=10)
         r.check("a directory as --config: exit 2, not a run with the defaults", p.returncode == 2 and
                 f"config {d}: is a directory" in p.stderr, p.stderr.strip())

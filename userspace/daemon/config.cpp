@@ -2,12 +2,14 @@
 // file with Boost.Program_options. Every refusal is one line naming the key.
 #include "config.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -31,6 +33,7 @@ const char *kExamples =
 	"  hwsigd                                  the configuration file's settings\n"
 	"  hwsigd --listen 127.0.0.1:9863 --interval 1\n"
 	"  hwsigd --config /dev/null --pmu perf --bpf sched,block\n"
+	"  hwsigd --check-config /etc/hwsig/hwsigd.conf.new   validate it, print what it sets\n"
 	"  curl -s 127.0.0.1:9863/metrics | grep hwsig_block_reads_total\n";
 
 struct Table {
@@ -162,6 +165,26 @@ std::string describe(const po::error &e, const char *where)
 // The command line as given, for re-reading the file at SIGHUP.
 std::vector<std::string> g_args;
 
+// A key's value as the configuration file writes it (1, 0.25, true).
+std::string value_text(const boost::any &v)
+{
+	std::string out;
+	if (auto *s = boost::any_cast<std::string>(&v))
+		out = *s;
+	else if (auto *d = boost::any_cast<double>(&v))
+		out = std::to_string(*d).substr(0, std::to_string(*d).find_last_not_of('0') + 1);
+	else if (auto *u = boost::any_cast<unsigned>(&v))
+		out = std::to_string(*u);
+	else if (auto *b = boost::any_cast<bool>(&v))
+		out = *b ? "true" : "false";
+	else if (auto *l = boost::any_cast<std::vector<std::string>>(&v))
+		for (const auto &item : *l)
+			out += (out.empty() ? "" : ", ") + item;
+	if (!out.empty() && out.back() == '.')
+		out.pop_back();
+	return out;
+}
+
 // Parses the file into c (over what is already there); empty on success.
 std::string read_file(const std::string &path, bool must_exist, po::options_description &keys,
 		      po::variables_map &vars)
@@ -186,8 +209,11 @@ std::string read_file(const std::string &path, bool must_exist, po::options_desc
 	return {};
 }
 
+// effective (when not null): on success, every key as "key = value", what
+// the run would use; set (possibly empty) only with --check-config.
 std::string parse_all(const std::vector<std::string> &args, Config &c, bool *help, bool *version,
-		      bool *print_options, po::options_description *help_out)
+		      bool *print_options, po::options_description *help_out,
+		      std::optional<std::string> *effective = nullptr)
 {
 	std::string bpf_list;
 	po::options_description keys;
@@ -198,6 +224,9 @@ std::string parse_all(const std::vector<std::string> &args, Config &c, bool *hel
 		("version", "print the version")
 		("config", po::value<std::string>(&c.config_file)->default_value(c.config_file),
 		 "configuration file (absent: defaults)")
+		("check-config", po::value<std::string>()->implicit_value("")->value_name("[FILE]"),
+		 "validate the configuration (of FILE, else --config's) as a start would, print every key's "
+		 "effective value, exit 0 or 2")
 		("print-intervals", po::bool_switch(&c.print_intervals),
 		 "write each interval to standard output as a JSON line, as 'hwsigctl stat --format json' "
 		 "prints it (costs a derivation per interval)");
@@ -225,6 +254,10 @@ std::string parse_all(const std::vector<std::string> &args, Config &c, bool *hel
 		*print_options = vars.count("print-options");
 	std::string file = vars.count("config") ? vars["config"].as<std::string>() : c.config_file;
 	bool explicit_file = vars.count("config") && !vars["config"].defaulted();
+	if (vars.count("check-config") && !vars["check-config"].as<std::string>().empty()) {
+		file = vars["check-config"].as<std::string>();
+		explicit_file = true;
+	}
 	// Values already stored win: the command line before the file.
 	if (auto e = read_file(file, explicit_file, keys, vars); !e.empty())
 		return e;
@@ -233,7 +266,14 @@ std::string parse_all(const std::vector<std::string> &args, Config &c, bool *hel
 	} catch (const po::error &e) {
 		return describe(e, "configuration");
 	}
-	return validate(c, bpf_list);
+	c.config_file = file; // notify() stored --config's, --check-config FILE wins
+	std::string err = validate(c, bpf_list);
+	if (effective && vars.count("check-config")) {
+		effective->emplace();
+		for (const auto &opt : keys.options())
+			**effective += opt->long_name() + " = " + value_text(vars[opt->long_name()].value()) + "\n";
+	}
+	return err;
 }
 
 } // namespace
@@ -243,7 +283,8 @@ std::optional<int> parse_config(int argc, char **argv, Config &cfg)
 	g_args.assign(argv + 1, argv + argc);
 	bool help = false, version = false, print_options = false;
 	po::options_description shown;
-	std::string err = parse_all(g_args, cfg, &help, &version, &print_options, &shown);
+	std::optional<std::string> effective; // --check-config
+	std::string err = parse_all(g_args, cfg, &help, &version, &print_options, &shown, &effective);
 	if (help) {
 		std::ostringstream os;
 		os << shown;
@@ -261,6 +302,12 @@ std::optional<int> parse_config(int argc, char **argv, Config &cfg)
 	if (!err.empty()) {
 		std::fprintf(stderr, "hwsigd: %s\n", err.c_str());
 		return 2;
+	}
+	if (effective) {
+		// The effective configuration is itself a valid file.
+		std::printf("# hwsigd %s, configuration %s\n%s", HWSIG_VERSION, cfg.config_file.c_str(), effective->c_str());
+		std::fprintf(stderr, "hwsigd: configuration %s is valid\n", cfg.config_file.c_str());
+		return 0;
 	}
 	return std::nullopt;
 }
@@ -284,23 +331,8 @@ std::string option_table()
 	add_keys(keys, c, bpf_list);
 	std::string out;
 	for (const auto &opt : keys.options()) {
-		std::string def;
 		boost::any v;
-		if (opt->semantic()->apply_default(v)) {
-			if (auto *s = boost::any_cast<std::string>(&v))
-				def = *s;
-			else if (auto *d = boost::any_cast<double>(&v))
-				def = std::to_string(*d).substr(0, std::to_string(*d).find_last_not_of('0') + 1);
-			else if (auto *u = boost::any_cast<unsigned>(&v))
-				def = std::to_string(*u);
-			else if (auto *b = boost::any_cast<bool>(&v))
-				def = *b ? "true" : "false";
-			else if (auto *l = boost::any_cast<std::vector<std::string>>(&v))
-				for (const auto &item : *l)
-					def += (def.empty() ? "" : ", ") + item;
-		}
-		if (!def.empty() && def.back() == '.')
-			def.pop_back();
+		const std::string def = opt->semantic()->apply_default(v) ? value_text(v) : "";
 		out += opt->long_name() + "\t" + def + "\t" + opt->description() + "\n";
 	}
 	return out;
