@@ -259,9 +259,33 @@ def _():
         rc, out, err = run(["kmod", sub])
         assert rc == 1, (sub, rc, err)
         assert err.startswith(f"hwsigctl kmod {sub}: "), err
-        assert err.count("hint: load the module first") == 1, err
+        assert err.count("\nhint: ") == 1, err
         # The error only: nothing about what would have been sampled.
         assert out == "", (sub, out)
+    # The hint says why the running kernel has no module, from its
+    # /lib/modules (a fake root: --root prefixes /proc and /lib/modules).
+    import shutil
+    import tempfile
+    tmp = tempfile.mkdtemp()
+    try:
+        os.makedirs(f"{tmp}/proc/sys/kernel")
+        open(f"{tmp}/proc/sys/kernel/osrelease", "w").write("6.1.0-99-amd64\n")
+        mods = f"{tmp}/lib/modules/6.1.0-99-amd64"
+        os.makedirs(mods)
+
+        def hint():
+            rc, out, err = run(["kmod", "info", "--root", tmp])
+            assert rc == 1, (rc, err)
+            return err.splitlines()[-1]
+        assert hint() == ("hint: kernel 6.1.0-99-amd64 has no hwsig.ko: DKMS cannot build it without the kernel's "
+                          "headers (apt install linux-headers-6.1.0-99-amd64, then dkms autoinstall; "
+                          "admin-guide.rst)"), hint()
+        os.makedirs(f"{mods}/build")
+        assert hint().startswith("hint: kernel 6.1.0-99-amd64 has no hwsig.ko ('dkms status hwsig' says why"), hint()
+        open(f"{mods}/modules.dep", "w").write("kernel/fs/ext4/ext4.ko.xz:\nupdates/dkms/hwsig.ko.xz:\n")
+        assert hint() == "hint: load the module first (modprobe hwsig, or insmod hwsig.ko)", hint()
+    finally:
+        shutil.rmtree(tmp)
     # --dry-run needs no module and shows the ring size asked for.
     rc, out, err = run(["kmod", "start", "--ring-records", "4096", "--dry-run"])
     assert rc == 0, (rc, err)

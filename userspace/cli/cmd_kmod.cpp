@@ -63,12 +63,32 @@ std::string cpu_text(std::int32_t cpu)
 	return cpu == HWSIG_EVENT_ALL_CPUS ? "all" : std::to_string(cpu);
 }
 
-int fail(const std::string &sub, const hwsig::Error &e)
+// What to do about a module that is not loaded: load it when the running
+// kernel has one (modules.dep lists it), else why it has none.
+std::string load_hint(const std::string &root)
+{
+	std::string release;
+	if (auto r = hwsig::read_trimmed(hwsig::join_path(root, "/proc/sys/kernel/osrelease")))
+		release = *r;
+	const std::string modules = hwsig::join_path(root, "/lib/modules/" + release);
+	if (release.empty())
+		return "load the module first (modprobe hwsig, or insmod hwsig.ko)";
+	if (auto dep = hwsig::read_file(modules + "/modules.dep", 64u << 20).data;
+	    dep && dep->find("/hwsig.ko") != std::string::npos)
+		return "load the module first (modprobe hwsig, or insmod hwsig.ko)";
+	if (!hwsig::path_exists(modules + "/build"))
+		return "kernel " + release + " has no hwsig.ko: DKMS cannot build it without the kernel's headers (apt "
+		       "install linux-headers-" + release + ", then dkms autoinstall; admin-guide.rst)";
+	return "kernel " + release + " has no hwsig.ko ('dkms status hwsig' says why; make dkms-install from a "
+	       "source tree), or insmod a hwsig.ko built for it";
+}
+
+int fail(const std::string &sub, const hwsig::Error &e, const std::string &root)
 {
 	std::fprintf(stderr, "hwsigctl kmod %s: %s\n", sub.c_str(), e.what());
 	// records opens /dev/hwsig directly: ENOENT there is the module missing too.
 	if (dynamic_cast<const hwsig::KmodNotLoaded *>(&e) || (sub == "records" && e.err() == ENOENT))
-		std::fprintf(stderr, "hint: load the module first (modprobe hwsig, or insmod hwsig.ko)\n");
+		std::fprintf(stderr, "hint: %s\n", load_hint(root).c_str());
 	else if (e.err() == EPERM)
 		// kmod/netlink.c checks perfmon_capable() for every command.
 		std::fprintf(stderr, "hint: hwsig's netlink commands need CAP_PERFMON or CAP_SYS_ADMIN (run as root)\n");
@@ -99,7 +119,7 @@ int do_info(const std::string &root)
 		hwsig::KmodClient client;
 		info = client.get_info();
 	} catch (const hwsig::Error &e) {
-		return fail("info", e);
+		return fail("info", e, root);
 	}
 	std::printf("module ABI:      %u (compatible back to %u)\n", info.abi_version, info.compat_version);
 	std::printf("reader ABI:      %u (reads modules of ABI >= %u): compatible\n", HWSIG_ABI_VERSION,
@@ -199,7 +219,7 @@ void print_status_per_cpu(const hwsig::KmodStatus &st)
 			    static_cast<unsigned long long>(e.time_running));
 }
 
-int do_status(bool per_cpu)
+int do_status(bool per_cpu, const std::string &root)
 {
 	hwsig::KmodInfo info;
 	hwsig::KmodStatus st;
@@ -214,7 +234,7 @@ int do_status(bool per_cpu)
 		}
 		st = client.get_status();
 	} catch (const hwsig::Error &e) {
-		return fail("status", e);
+		return fail("status", e, root);
 	}
 	print_status_counters(st);
 	print_status_events(info, st);
@@ -272,18 +292,18 @@ int do_start(const std::string &root, double interval, std::optional<std::uint32
 			    static_cast<unsigned long long>(info.config_generation));
 		print_events(info.events.empty() ? cfg.events : info.events);
 	} catch (const hwsig::Error &e) {
-		return fail("start", e);
+		return fail("start", e, root);
 	}
 	return 0;
 }
 
-int do_stop()
+int do_stop(const std::string &root)
 {
 	try {
 		hwsig::KmodClient client;
 		client.stop();
 	} catch (const hwsig::Error &e) {
-		return fail("stop", e);
+		return fail("stop", e, root);
 	}
 	std::printf("stopped\n");
 	return 0;
@@ -327,7 +347,7 @@ int do_records(const std::string &root, unsigned last)
 		for (unsigned cpu = 0; cpu < g.nr_cpu_ids; cpu++)
 			print_cpu_records(reader, cpu, last, recs);
 	} catch (const hwsig::Error &e) {
-		return fail("records", e);
+		return fail("records", e, root);
 	}
 	return 0;
 }
@@ -394,7 +414,7 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 	std::uint32_t ring_records = 0;
 	po::options_description visible = kmod_options(o, ring_records);
 	po::options_description hidden;
-	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /sys and /dev (tests)");
+	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /sys, /dev, /proc and /lib/modules (tests)");
 	po::variables_map vars;
 	if (auto done = hwsigctl::parse_command_line({"kmod", visible, hidden, kExamples}, rest, vars))
 		return done;
@@ -460,11 +480,11 @@ int cmd_kmod(const std::vector<std::string> &args)
 	if (o.sub == "info")
 		return do_info(o.root);
 	if (o.sub == "status")
-		return do_status(o.per_cpu);
+		return do_status(o.per_cpu, o.root);
 	if (o.sub == "stop") {
 		if (auto refused = refuse_under_daemon(o))
 			return *refused;
-		return do_stop();
+		return do_stop(o.root);
 	}
 	if (o.sub == "records")
 		return do_records(o.root, o.last);
