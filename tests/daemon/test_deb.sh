@@ -156,6 +156,9 @@ else
 fi
 
 # --- purge ---------------------------------------------------------------
+# What hwsigd makes at run time goes with a purge: a dump, the socket dir.
+mkdir -p /var/lib/hwsig/dumps /run/hwsig
+echo dump >/var/lib/hwsig/dumps/hwsig-test.hwsd
 if dpkg --purge hwsig hwsig-dkms >"$tmp/purge.log" 2>&1; then ok "dpkg --purge both"; else
 	not_ok "dpkg --purge both"; tail -10 "$tmp/purge.log" | sed 's/^/    /'
 fi
@@ -172,6 +175,8 @@ check "no DKMS tree entry /var/lib/dkms/hwsig" test ! -e /var/lib/dkms/hwsig
 check "dkms status knows no hwsig" bash -c '[ -z "$(dkms status -m hwsig 2>/dev/null)" ]'
 check "no hwsig.ko left under /lib/modules" bash -c '[ -z "$(find /lib/modules -name "hwsig.ko*" 2>/dev/null)" ]'
 check "no /etc/hwsig (the conffile, changed, is purged too)" test ! -e /etc/hwsig
+check "no /var/lib/hwsig (hwsigd's dumps) and no /run/hwsig after purge" \
+	bash -c '[ ! -e /var/lib/hwsig ] && [ ! -e /run/hwsig ]'
 check "no enablement left (wants link, deb-systemd-helper state)" \
 	bash -c '[ ! -e /etc/systemd/system/multi-user.target.wants/hwsigd.service ] &&
 		[ -z "$(find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
