@@ -189,11 +189,12 @@ TEST_CASE("top: the table fits the terminal, marks the sort column and says '-' 
 	o.width = 72;
 	o.footer = "keys: q quit";
 	std::string t = render_top_table(rows, o);
+	INFO(t);
 	std::istringstream in(t);
 	std::vector<std::string> lines;
 	for (std::string line; std::getline(in, line);)
 		lines.push_back(line);
-	REQUIRE(lines.size() == 1 + 1 + 7 + 1);
+	REQUIRE(lines.size() >= 1 + 1 + 7 + 1 + 1);
 	CHECK(lines[0] == "hwsig top  title");
 	CHECK(lines[1].find("WAIT%v") != std::string::npos);
 	CHECK(lines[1].rfind("VM ", 0) == 0);
@@ -201,9 +202,30 @@ TEST_CASE("top: the table fits the terminal, marks the sort column and says '-' 
 		CHECK(display_width(line) <= 72);
 	CHECK(lines[2].rfind("host ", 0) == 0);
 	CHECK(lines.back() == "keys: q quit");
-	// Unlimited width: whole verdicts, culprits in words.
+	// Too narrow for every column: the verdict stays, with room for its
+	// start, and the line before the keys names what is hidden.
+	const auto verdict_at = lines[1].find("VERDICT");
+	REQUIRE(verdict_at != std::string::npos);
+	CHECK(verdict_at + 24 <= 72);
+	CHECK(lines[1].find("LLC") == std::string::npos);
+	CHECK(lines[9].rfind("hidden at 72 columns (a wider terminal, or --format json, shows them):", 0) == 0);
+	std::string hint;
+	for (std::size_t i = 9; i + 1 < lines.size(); ++i)
+		hint += lines[i];
+	for (const char *col : {"CULPRIT", "VQ99", "STALL/S", "MEMBW", "LLC"})
+		CHECK(hint.find(col) != std::string::npos);
+	const auto victim = std::find_if(lines.begin(), lines.end(),
+					 [](const std::string &l) { return l.rfind("victim ", 0) == 0; });
+	REQUIRE(victim != lines.end());
+	CHECK(victim->find("waits behind") != std::string::npos); // its verdict, cut but there
+	// The sort column stays whatever the width.
+	o.sort = find_top_column("LLC");
+	t = render_top_table(rows, o);
+	CHECK(t.find("LLCv") != std::string::npos);
+	// Unlimited width: every column, whole verdicts, culprits in words.
 	o.width = 0;
 	t = render_top_table(rows, o);
+	CHECK(t.find("hidden at") == std::string::npos);
 	CHECK(t.find("waits behind vm:batch7 (80.0% of its wait; vCPUs wait 40.0%)") != std::string::npos);
 	CHECK(t.find("host processes") != std::string::npos);
 	CHECK(t.find(" 40.0% ") != std::string::npos);

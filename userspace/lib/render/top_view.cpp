@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string_view>
@@ -332,12 +333,51 @@ void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascend
 	});
 }
 
+namespace {
+
+// What a narrow terminal keeps of the verdict, the column that says why.
+constexpr std::size_t kVerdictMinWidth = 24;
+
+// The columns a width shows: the VM name, the sort column and the verdict
+// always; of the others, from the left, as many as leave the verdict
+// kVerdictMinWidth columns. The rest are named in `hidden`.
+std::vector<const TopColumn *> shown_columns(const TopTableOptions &o, std::size_t name_width,
+					     std::vector<std::string> &hidden)
+{
+	auto always = [&o](const TopColumn &c) {
+		return c.text == &TopRow::name || c.text == &TopRow::verdict || &c == o.sort;
+	};
+	std::size_t used = name_width + 1;
+	if (o.sort && !(o.sort->text == &TopRow::name || o.sort->text == &TopRow::verdict))
+		used += o.sort->width + 1;
+	const std::size_t budget = o.width ? o.width - std::min(o.width, kVerdictMinWidth) : SIZE_MAX;
+	std::vector<const TopColumn *> out;
+	bool full = false;
+	for (const TopColumn &c : top_columns()) {
+		if (always(c)) {
+			out.push_back(&c);
+			continue;
+		}
+		full = full || used + c.width + 1 > budget;
+		if (full) {
+			hidden.push_back(c.header);
+			continue;
+		}
+		out.push_back(&c);
+		used += c.width + 1;
+	}
+	return out;
+}
+
+} // namespace
+
 std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOptions &o)
 {
-	const auto &columns = top_columns();
 	std::size_t name_width = 4;
 	for (const TopRow &r : rows)
 		name_width = std::max(name_width, std::min<std::size_t>(display_width(r.name), 20));
+	std::vector<std::string> hidden;
+	const auto columns = shown_columns(o, name_width, hidden);
 	auto fit = [&](std::string line) {
 		if (o.width && display_width(line) > o.width) {
 			// Cut on a character boundary (the units may be UTF-8).
@@ -358,7 +398,8 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 	};
 	std::string out = o.title.empty() ? std::string() : fit(o.title);
 	std::string header;
-	for (const TopColumn &c : columns) {
+	for (const TopColumn *cp : columns) {
+		const TopColumn &c = *cp;
 		std::string h = c.header;
 		if (&c == o.sort)
 			h += o.ascending ? "^" : "v";
@@ -369,7 +410,8 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 	out += fit(header);
 	for (const TopRow &r : rows) {
 		std::string line;
-		for (const TopColumn &c : columns) {
+		for (const TopColumn *cp : columns) {
+			const TopColumn &c = *cp;
 			std::string v = cell(r, c);
 			if (c.text == &TopRow::name && display_width(v) > name_width)
 				v = v.substr(0, name_width);
@@ -378,6 +420,19 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 			const bool text = c.kind == Kind::Text;
 			std::size_t width = c.text == &TopRow::name ? name_width : c.width;
 			line += (text ? pad(v, width) : pad(v, width, false)) + " ";
+		}
+		out += fit(line);
+	}
+	if (!hidden.empty()) {
+		// Wrapped, not cut: every hidden column is named.
+		std::string line = "hidden at " + std::to_string(o.width) + " columns (a wider terminal, or --format "
+				   "json, shows them):";
+		for (const auto &h : hidden) {
+			if (display_width(line) + 1 + h.size() > o.width) {
+				out += fit(line);
+				line = " ";
+			}
+			line += " " + h;
 		}
 		out += fit(line);
 	}
