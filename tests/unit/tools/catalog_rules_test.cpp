@@ -32,6 +32,7 @@
 #include "hwsig/derive.h"
 #include "hwsig/multiplex.h"
 #include "hwsig/render_prometheus.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 
 namespace {
@@ -86,6 +87,10 @@ const std::vector<Compared> kCompared = {
 	{"vm:hwsig_vhost_ring_stalls:rate1m", "vhost.ring_stalls_ps", "vm"},
 	{"instance:hwsig_thermal_headroom_celsius:min", "thermal.headroom_c", "system"},
 	{"instance:hwsig_cpu_busy:ratio_rate1m", "sched.cpu_busy_ratio", "system"},
+	{"vm:hwsig_vcpu_wait:ratio_rate1m", "sched.vcpu_wait_ratio", "vm"},
+	{"vm:hwsig_vcpu_cpus:rate1m", "sched.vcpu_cpus", "vm"},
+	{"culprit:hwsig_vm_wait_behind:ratio_rate1m", "sched.wait_behind_ratio", "culprit"},
+	{"culprit:hwsig_vm_preempted_by:rate1m", "sched.preempted_by_ps", "culprit"},
 	{"instance:hwsig_pressure_cpu_some:ratio_rate1m", "psi.cpu_some_pct", "system", 0.01},
 	{"instance:hwsig_pressure_memory_some:ratio_rate1m", "psi.memory_some_pct", "system", 0.01},
 	{"instance:hwsig_pressure_memory_full:ratio_rate1m", "psi.memory_full_pct", "system", 0.01},
@@ -121,17 +126,11 @@ const std::vector<Excused> kNotCompared = {
 	{"vm:hwsig_vhost_queue_depth:p99_rate1m", kQuantile},
 };
 
-constexpr const char *kIssue31 = "no recording rule yet (issue 31)";
 constexpr const char *kNotExported =
-	"no recording rule yet (issue 31); its bpf.vhost_rx_empty and bpf.vhost_rx_samples counters are "
-	"not exported either";
+	"no recording rule: its bpf.vhost_rx_empty and bpf.vhost_rx_samples counters are not exported";
 
 // Catalog ratios and rates that PromQL could compute but rules.yml does not yet.
 const std::vector<Excused> kKnownGaps = {
-	{"sched.vcpu_wait_ratio", kIssue31},
-	{"sched.vcpu_cpus", kIssue31},
-	{"sched.wait_behind_ratio", kIssue31},
-	{"sched.preempted_by_ps", kIssue31},
 	{"vhost.rx_empty_ratio", kNotExported},
 };
 
@@ -393,6 +392,26 @@ Snapshot snapshot_at(int minute, Pmu &pmu)
 	s.add_counter(kNumaPagesMigrated, "system", cumulative(minute, 13, 240), "procfs");
 	s.add_counter(kThpFaultAlloc, "system", cumulative(minute, 14, 1200), "procfs");
 	s.add_counter(kThpFaultFallback, "system", cumulative(minute, 15, 30), "procfs");
+	// The VM's vCPUs: each one's run delay and run time, the VM's mean
+	// delay and summed run time (as the schedstat source gives them).
+	double delay_sum = 0, run_sum = 0;
+	for (unsigned v = 0; v < 2; ++v) {
+		const std::string at = Scope::vm("web").vcpu(v).str();
+		const double delay = cumulative(minute, 50 + v, 3e9), run = cumulative(minute, 52 + v, 9e9);
+		s.add_counter(kVcpuRunDelayNs, at, delay, "procfs");
+		s.add_counter(kVcpuRunNs, at, run, "procfs");
+		delay_sum += delay;
+		run_sum += run;
+	}
+	s.add_counter(kVcpuRunDelayNs, "vm:web", delay_sum / 2, "procfs");
+	s.add_counter(kVcpuRunNs, "vm:web", run_sum, "procfs");
+	// Its waits behind, and preemptions by, two culprits.
+	unsigned cell_seed = 60;
+	for (const Scope &who : {Scope::vm("db"), Scope::host(Scope::HostWork::Kernel)}) {
+		const std::string cell = Scope::vm("web").culprit(who).str();
+		s.add_counter(kVmWaitBehindNs, cell, cumulative(minute, cell_seed++, 2e9), "bpf");
+		s.add_counter(kVmPreemptedBy, cell, cumulative(minute, cell_seed++, 900), "bpf");
+	}
 	// PSI stall time, us: at most a few seconds of each minute.
 	unsigned psi_seed = 40;
 	for (const char *name : {kPsiCpuSomeUs, kPsiMemorySomeUs, kPsiMemoryFullUs, kPsiIoSomeUs, kPsiIoFullUs})
@@ -458,6 +477,12 @@ std::optional<std::string> rule_labels(const std::string &level, const std::stri
 {
 	if (level == "system")
 		return scope == "system" ? std::optional<std::string>("{}") : std::nullopt;
+	if (level == "culprit") { // vm:NAME/culprit:WHO -> {vm="NAME",culprit="WHO"}
+		const Scope s = Scope::parse(scope);
+		if (s.kind() != Scope::Kind::VmCulprit)
+			return std::nullopt;
+		return "{vm=\"" + std::string(s.vm()) + "\",culprit=\"" + std::string(s.culprit()) + "\"}";
+	}
 	static const std::map<std::string, std::string> label = {
 		{"socket", "socket"}, {"node", "node"}, {"dev", "device"}, {"vm", "vm"}};
 	const std::string prefix = level + ":";
