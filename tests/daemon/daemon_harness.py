@@ -103,9 +103,9 @@ class Notify:
 class Daemon:
     """hwsigd in a temp directory; always stopped (SIGKILL at the latest)."""
 
-    def __init__(self, args, env=None, directory=None, notify=True, config="/dev/null"):
+    def __init__(self, args, env=None, directory=None, notify=True, config="/dev/null", socket_path=None):
         self.dir = directory or tempfile.mkdtemp(prefix="hwsigd-test-")
-        self.socket = os.path.join(self.dir, "hwsigd.sock")
+        self.socket = socket_path or os.path.join(self.dir, "hwsigd.sock")
         self.port = free_port()
         self.log_path = os.path.join(self.dir, f"log.{time.monotonic_ns()}")
         self.notify = Notify(self.dir) if notify else None  # one per directory at a time

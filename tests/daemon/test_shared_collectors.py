@@ -205,14 +205,22 @@ def group_access():
     except KeyError:
         subprocess.run(["groupadd", "--system", group], check=True)
         created = True
+    # The socket in a directory hwsigd makes itself, as outside systemd
+    # (the unit's RuntimeDirectory= makes /run/hwsig root:hwsig 0750).
+    top = tempfile.mkdtemp(prefix="hwsigd-test-")
     d = Daemon(["--root", os.path.join(FIXTURES, "debian12-host"), "--pmu", "off", "--bpf", "none",
-                "--socket-group", group, "--interval", "0.2"])
+                "--socket-group", group, "--interval", "0.2"], directory=top,
+               socket_path=os.path.join(top, "run", "hwsigd.sock"))
     os.chmod(d.dir, 0o755)
     try:
         d.ready(20)
         st = os.stat(d.socket)
         r.check("socket is 0660 root:" + group, (st.st_mode & 0o777) == 0o660 and
                 st.st_gid == grp.getgrnam(group).gr_gid, oct(st.st_mode & 0o777))
+        st = os.stat(os.path.dirname(d.socket))
+        r.check("the directory hwsigd made for it is 0750 root:" + group + ", as the unit's",
+                (st.st_mode & 0o777) == 0o750 and st.st_uid == 0 and st.st_gid == grp.getgrnam(group).gr_gid,
+                oct(st.st_mode & 0o777))
         env = dict(os.environ, HWSIG_SOCKET=d.socket)
         gid = str(grp.getgrnam(group).gr_gid)
         member = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--groups=" + gid, HWSIGCTL,
@@ -227,6 +235,7 @@ def group_access():
     finally:
         d.stop()
         d.close()
+        shutil.rmtree(top, ignore_errors=True)
         if created:
             subprocess.run(["groupdel", group])
 

@@ -38,14 +38,26 @@ bool someone_listens(const sockaddr_un &addr)
 	return live;
 }
 
-void make_parent(const std::string &path)
+// The socket's directory, when hwsigd has to make it (no systemd made it
+// as RuntimeDirectory=): the unit's owner and mode, root:GROUP 0750, so
+// that only root and the group reach the socket either way. An existing
+// directory is left as it is. Returns the directory made, or "".
+std::string make_parent(const std::string &path, const struct group *g)
 {
 	auto slash = path.rfind('/');
 	if (slash == 0 || slash == std::string::npos)
-		return;
+		return {};
 	std::string dir = path.substr(0, slash);
-	if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+	if (mkdir(dir.c_str(), 0700) != 0) {
+		if (errno == EEXIST)
+			return {};
 		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
+	}
+	if (g && chown(dir.c_str(), 0, g->gr_gid) != 0)
+		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
+	if (chmod(dir.c_str(), g ? 0750 : 0700) != 0)
+		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
+	return dir;
 }
 
 } // namespace
@@ -54,7 +66,9 @@ LocalServer::LocalServer(const std::string &path, const std::string &group, Loca
 	: path_(path), handler_(std::move(handler))
 {
 	sockaddr_un addr = address_of(path);
-	make_parent(path);
+	struct group *g = getgrnam(group.c_str());
+	const gid_t gid = g ? g->gr_gid : 0;
+	make_parent(path, g);
 	struct stat st;
 	if (lstat(path.c_str(), &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
@@ -72,8 +86,8 @@ LocalServer::LocalServer(const std::string &path, const std::string &group, Loca
 	umask(old);
 	if (rc != 0 || listen(listen_fd_.get(), 16) != 0)
 		throw std::runtime_error("socket " + path + ": " + std::strerror(rc != 0 ? err : errno));
-	if (struct group *g = getgrnam(group.c_str())) {
-		if (chown(path.c_str(), 0, g->gr_gid) != 0)
+	if (g) {
+		if (chown(path.c_str(), 0, gid) != 0)
 			log(Level::Warning, "socket %s: cannot give it to group %s: %s", path.c_str(), group.c_str(),
 			    std::strerror(errno));
 	} else {
