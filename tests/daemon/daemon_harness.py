@@ -121,7 +121,8 @@ class Daemon:
     def ready(self, timeout=30):
         return self.notify.wait_for("READY=1", timeout)
 
-    def request(self, what, timeout=10):
+    def request(self, what, timeout=10, raw=False):
+        """The daemon's answer to one request: text, or bytes with raw (a dump)."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(timeout)
         s.connect(self.socket)
@@ -133,7 +134,7 @@ class Daemon:
                 break
             data += chunk
         s.close()
-        return data.decode()
+        return data if raw else data.decode()
 
     def scrape(self, path="/metrics", timeout=10):
         import urllib.request

@@ -6,7 +6,6 @@ directory, full disk) says why, leaves nothing behind and leaves the daemon
 sampling; no daemon, and damaged files, are refused with the file named."""
 import json
 import os
-import socket
 import shutil
 import signal
 import subprocess
@@ -17,22 +16,6 @@ from daemon_harness import Daemon, Results, HWSIGCTL, FIXTURES, fixture_with_hug
 
 r = Results("test_dump")
 root = os.geteuid() == 0
-
-
-def raw_request(path, what):
-    """The daemon's answer to one request, as bytes (a dump is binary)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(30)
-    s.connect(path)
-    s.sendall(what.encode() + b"\n")
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return data
 
 
 def ctl(args, env):
@@ -131,7 +114,7 @@ def golden_and_failures():
         for ask in ("dump", "dump 1e12"):
             path_ask = os.path.join(work, ask.replace(" ", "_") + ".hwsd")
             with open(path_ask, "wb") as f:
-                f.write(raw_request(d.socket, ask))
+                f.write(d.request(ask, timeout=30, raw=True))
             q = ctl(["replay", path_ask, "--format", "json"], env)
             counts[ask] = len(q.stdout.splitlines()) if q.returncode == 0 else -1
         r.check("dump 1e12 over the socket: the whole history, as 'dump' (not one snapshot)",
