@@ -41,23 +41,26 @@ bool someone_listens(const sockaddr_un &addr)
 // The socket's directory, when hwsigd has to make it (no systemd made it
 // as RuntimeDirectory=): the unit's owner and mode, root:GROUP 0750, so
 // that only root and the group reach the socket either way. An existing
-// directory is left as it is. Returns the directory made, or "".
-std::string make_parent(const std::string &path, const struct group *g)
+// directory is left as it is.
+void make_parent(const std::string &path, const struct group *g)
 {
 	auto slash = path.rfind('/');
 	if (slash == 0 || slash == std::string::npos)
-		return {};
+		return;
 	std::string dir = path.substr(0, slash);
 	if (mkdir(dir.c_str(), 0700) != 0) {
 		if (errno == EEXIST)
-			return {};
+			return;
 		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
 	}
-	if (g && chown(dir.c_str(), 0, g->gr_gid) != 0)
+	// Not root (a test, an unprivileged run): the directory stays the
+	// caller's own, 0700, as the socket does.
+	bool grouped = g && chown(dir.c_str(), 0, g->gr_gid) == 0;
+	if (g && !grouped)
+		log(Level::Warning, "socket directory %s: cannot give it to group %s: %s", dir.c_str(), g->gr_name,
+		    std::strerror(errno));
+	if (chmod(dir.c_str(), grouped ? 0750 : 0700) != 0)
 		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
-	if (chmod(dir.c_str(), g ? 0750 : 0700) != 0)
-		throw std::runtime_error("socket directory " + dir + ": " + std::strerror(errno));
-	return dir;
 }
 
 } // namespace
