@@ -37,6 +37,12 @@ TEST_CASE("json: one object, exact schema, escaped", "[render]")
 	CHECK(render_json(sample(), opt).find("\"scope\":\"cpu:1\"") != std::string::npos);
 }
 
+TEST_CASE("json_strings: an array of escaped strings", "[render]")
+{
+	CHECK(json_strings({}) == "[]");
+	CHECK(json_strings({"vnet0", "a\"b\\c"}) == "[\"vnet0\",\"a\\\"b\\\\c\"]");
+}
+
 TEST_CASE("json: a summary line starts with \"summary\":true, then the interval's keys", "[render]")
 {
 	RenderOptions opt;

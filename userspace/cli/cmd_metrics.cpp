@@ -39,14 +39,6 @@ std::string join(const std::vector<std::string> &items)
 	return out;
 }
 
-std::string json_strings(const std::vector<std::string> &v)
-{
-	std::string out = "[";
-	for (std::size_t i = 0; i < v.size(); i++)
-		out += (i ? ",\"" : "\"") + hwsig::json_escape(v[i]) + "\"";
-	return out + "]";
-}
-
 void print_metrics(bool json)
 {
 	std::vector<std::vector<std::string>> rows = {{"ID", "UNIT", "LAYER", "SOURCE", "DEFINITION"}};
@@ -71,9 +63,9 @@ void print_families(bool json)
 		if (json)
 			std::printf("{\"family\":\"%s\",\"type\":\"%s\",\"labels\":%s,\"series\":\"%s\","
 				    "\"scale\":\"%s\",\"ids\":%s,\"help\":\"%s\"}\n",
-				    f.family.c_str(), f.type.c_str(), json_strings(f.labels).c_str(),
+				    f.family.c_str(), f.type.c_str(), hwsig::json_strings(f.labels).c_str(),
 				    hwsig::json_escape(f.source).c_str(), hwsig::json_escape(f.scale).c_str(),
-				    json_strings(f.ids).c_str(), hwsig::json_escape(f.help).c_str());
+				    hwsig::json_strings(f.ids).c_str(), hwsig::json_escape(f.help).c_str());
 		rows.push_back({f.family, f.type, f.labels.empty() ? "-" : join(f.labels), f.source.empty() ? "-" : f.source,
 				f.scale.empty() ? "-" : f.scale, f.ids.empty() ? "-" : join(f.ids)});
 	}

@@ -47,14 +47,6 @@ std::string json_ints(const std::vector<int> &v)
 	return out + "]";
 }
 
-std::string json_strings(const std::vector<std::string> &v)
-{
-	std::string out = "[";
-	for (std::size_t i = 0; i < v.size(); i++)
-		out += (i ? ",\"" : "\"") + hwsig::json_escape(v[i]) + "\"";
-	return out + "]";
-}
-
 std::string vcpu_cell(const hwsig::vmparse::VmDetails &d)
 {
 	if (!d.vm.vcpu_tids.empty())
@@ -93,7 +85,7 @@ void print_json(const std::vector<hwsig::vmparse::VmDetails> &vms)
 			    "\"vhost_tids\":%s,\"taps\":%s,\"fds_readable\":%s}\n",
 			    hwsig::json_escape(d.vm.name).c_str(), hwsig::json_escape(d.vm.scope()).c_str(), d.vm.pid,
 			    json_ints(d.vm.vcpu_tids).c_str(), d.vcpu_fds, json_ints(d.vm.vhost_tids).c_str(),
-			    json_strings(d.vm.taps).c_str(), d.fds_readable ? "true" : "false");
+			    hwsig::json_strings(d.vm.taps).c_str(), d.fds_readable ? "true" : "false");
 	}
 }
 

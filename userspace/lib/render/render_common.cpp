@@ -43,6 +43,14 @@ std::string json_escape(const std::string &s)
 	return out;
 }
 
+std::string json_strings(const std::vector<std::string> &v)
+{
+	std::string out = "[";
+	for (std::size_t i = 0; i < v.size(); i++)
+		out += (i ? ",\"" : "\"") + json_escape(v[i]) + "\"";
+	return out + "]";
+}
+
 } // namespace hwsig
 
 #include "hwsig/units.h"

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "hwsig/derive.h"
 #include "hwsig/verdicts.h"
@@ -58,6 +59,8 @@ std::string render_verdict_lines(const RenderOptions &opt);
 // One line, no trailing newline. Schema: Documentation/output.rst.
 std::string render_json(const Interval &iv, const RenderOptions &opt);
 std::string json_escape(const std::string &s);
+// ["a","b"]: a JSON array of the strings, each escaped.
+std::string json_strings(const std::vector<std::string> &v);
 // Words of text wrapped to width columns; continuation lines start with
 // indent. The first line is not indented (the caller wrote its start).
 std::string wrap(const std::string &text, std::size_t first_used, std::size_t indent, std::size_t width = 80);
