@@ -2,18 +2,9 @@
 
 #include <algorithm>
 
+#include "hwsig/units.h"
+
 namespace hwsigctl {
-
-namespace {
-
-std::size_t display_width(const std::string &s)
-{
-	// Count every byte but UTF-8 continuation bytes (10xxxxxx).
-	return static_cast<std::size_t>(
-		std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-} // namespace
 
 std::string format_columns(const std::vector<std::vector<std::string>> &rows,
 			   const std::vector<std::size_t> &right_aligned)
@@ -22,14 +13,14 @@ std::string format_columns(const std::vector<std::vector<std::string>> &rows,
 	for (const auto &r : rows) {
 		width.resize(std::max(width.size(), r.size()), 0);
 		for (std::size_t i = 0; i < r.size(); i++)
-			width[i] = std::max(width[i], display_width(r[i]));
+			width[i] = std::max(width[i], hwsig::display_width(r[i]));
 	}
 	std::string out;
 	for (const auto &r : rows) {
 		std::string line;
 		for (std::size_t i = 0; i < r.size(); i++) {
 			const bool right = std::find(right_aligned.begin(), right_aligned.end(), i) != right_aligned.end();
-			const std::string pad(width[i] - display_width(r[i]), ' ');
+			const std::string pad(width[i] - hwsig::display_width(r[i]), ' ');
 			line += right ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : "");
 			if (i + 1 < r.size())
 				line += "  ";
