@@ -71,11 +71,12 @@ std::string load_hint(const std::string &root)
 	if (auto r = hwsig::read_trimmed(hwsig::join_path(root, "/proc/sys/kernel/osrelease")))
 		release = *r;
 	const std::string modules = hwsig::join_path(root, "/lib/modules/" + release);
+	const char *load = "load the module first (modprobe hwsig, or insmod hwsig.ko)";
 	if (release.empty())
-		return "load the module first (modprobe hwsig, or insmod hwsig.ko)";
+		return load;
 	if (auto dep = hwsig::read_file(modules + "/modules.dep", 64u << 20).data;
 	    dep && dep->find("/hwsig.ko") != std::string::npos)
-		return "load the module first (modprobe hwsig, or insmod hwsig.ko)";
+		return load;
 	if (!hwsig::path_exists(modules + "/build"))
 		return "kernel " + release + " has no hwsig.ko: DKMS cannot build it without the kernel's headers (apt "
 		       "install linux-headers-" + release + ", then dkms autoinstall; admin-guide.rst)";
@@ -414,7 +415,8 @@ std::optional<int> parse_kmod_options(const std::vector<std::string> &rest, Kmod
 	std::uint32_t ring_records = 0;
 	po::options_description visible = kmod_options(o, ring_records);
 	po::options_description hidden;
-	hidden.add_options()("root", po::value<std::string>(&o.root), "prefix for /sys, /dev, /proc and /lib/modules (tests)");
+	hidden.add_options()("root", po::value<std::string>(&o.root),
+			     "prefix for /sys, /dev, /proc and /lib/modules (tests)");
 	po::variables_map vars;
 	if (auto done = hwsigctl::parse_command_line({"kmod", visible, hidden, kExamples}, rest, vars))
 		return done;
