@@ -109,9 +109,10 @@ for c in $unit_caps; do
 done
 
 # summary: one line per metric (VALUE id scope) or unavailable (id scope
-# reason). "no data/events in this interval" (no block I/O in those 0.5 s)
-# is a measured metric too: whether I/O happened is not the capability's
-# doing; and io.* are compared by id, as devices of other tests come and go.
+# reason). A transient note (code no_events or incomplete: no block I/O in
+# those 0.5 s) is a measured metric too: whether I/O happened is not the
+# capability's doing; and io.* are compared by id, as devices of other
+# tests come and go.
 summary() {
 	python3 -c '
 import json, sys
@@ -122,8 +123,7 @@ for line in sys.stdin:
     for m in d["metrics"]:
         value(m)
     for m in d["unavailable"]:
-        if (m["reason"].startswith("no ") and m["reason"].endswith(" in this interval")) or \
-                m["reason"].startswith("too few requests"):
+        if m["code"] in ("no_events", "incomplete"):
             value(m)
         else:
             print(m["id"], m["scope"], m["reason"])' | sort -u
@@ -254,12 +254,9 @@ for line in text.splitlines():
     # attached: that depends on the moment, not on the capabilities.
     if name.startswith(("hwsig_block_", "hwsig_vhost_", "hwsig_vm_")):
         continue
-    # unavailable series with their labels (metric, scope, reason); others by name
-    # "no ... in this interval" (no I/O, no events, no NUMA allocation in
-    # a quiet 0.5 s...) and "too few requests": idle this interval or not
-    # is the moment, not the capabilities.
-    if name == "hwsig_unavailable" and (' in this interval"' in line or 'reason="too few requests' in line):
-        continue
+    # unavailable series with their labels (metric, scope, reason); others
+    # by name. Transient notes (idle this interval or not: the moment, not
+    # the capabilities) are not exported.
     series.add(line.rsplit(" ", 1)[0] if name == "hwsig_unavailable" else name)
 # What the daemon measured, read through its socket as hwsigctl reads it:
 # every id and scope with a value, every unavailable one with its reason
@@ -275,8 +272,7 @@ for line in ctl.stdout.splitlines():
     for m in snap.get("metrics", []):
         value(m)
     for m in snap.get("unavailable", []):
-        if (m["reason"].startswith("no ") and m["reason"].endswith(" in this interval")) or \
-                m["reason"].startswith("too few requests"):
+        if m["code"] in ("no_events", "incomplete"):
             value(m)
         else:
             series.add(f"{m['id']} {m['scope']} {m['reason']}")

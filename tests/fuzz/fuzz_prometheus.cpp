@@ -4,14 +4,18 @@
 // The input is split at NUL bytes into those strings. Never crashes; both
 // texts are valid UTF-8; every line is a HELP/TYPE/UNIT comment or a
 // well-formed sample (name, labels with only the format's escapes, a value);
-// the OpenMetrics text ends in exactly one "# EOF".
+// the OpenMetrics text ends in exactly one "# EOF". The protobuf stream
+// decodes to the end, in valid UTF-8, each native histogram holding its count.
 #include <cstdlib>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/delimited_message_util.h>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "hwsig/render_prometheus.h"
 #include "hwsig/series.h"
+#include "prometheus_metrics.pb.h"
 
 using namespace hwsig;
 
@@ -112,6 +116,32 @@ void check(const std::string &text, bool om)
 		std::abort();
 }
 
+void check_protobuf(const std::string &body)
+{
+	google::protobuf::io::ArrayInputStream in(body.data(), static_cast<int>(body.size()));
+	io::prometheus::client::MetricFamily mf;
+	bool eof = false;
+	while (google::protobuf::util::ParseDelimitedFromZeroCopyStream(&mf, &in, &eof)) {
+		if (!valid_utf8(mf.name()) || !valid_utf8(mf.help()))
+			std::abort();
+		for (const auto &m : mf.metric()) {
+			for (const auto &l : m.label())
+				if (!valid_utf8(l.name()) || !valid_utf8(l.value()))
+					std::abort();
+			if (!m.has_histogram())
+				continue;
+			std::int64_t bucket = 0;
+			std::uint64_t total = m.histogram().zero_count();
+			for (std::int64_t delta : m.histogram().positive_delta())
+				total += static_cast<std::uint64_t>(bucket += delta);
+			if (total != m.histogram().sample_count())
+				std::abort();
+		}
+	}
+	if (!eof)
+		std::abort();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t size)
@@ -130,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 			  &label = f[6], &value = f[7];
 
 	ExpositionFormat fmt = negotiate_format(accept);
-	if (fmt != ExpositionFormat::Prometheus004 && fmt != ExpositionFormat::OpenMetrics100)
+	if (fmt != ExpositionFormat::Prometheus004 && fmt != ExpositionFormat::OpenMetrics100 &&
+	    fmt != ExpositionFormat::PrometheusProtobuf)
 		std::abort();
 
 	Snapshot snap;
@@ -149,7 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 	snap.add_histogram(series::kVhostDepth, "vq:7:" + label + ":tx", h, "bpf");
 	h.layout = Histogram::Layout::Log2;
 	snap.add_histogram(series::kRunqWaitUs, vm, h, "bpf"); // any scope string at all
-	std::vector<UnavailableNote> notes = {{"cpu.ipc", vm, reason}, {"io.iops_read", "vq:" + dev, reason}};
+	std::vector<UnavailableNote> notes = {{"cpu.ipc", vm, UnavailableCode::unsupported, reason},
+					      {"io.iops_read", "vq:" + dev, UnavailableCode::read_error, reason}};
 	std::vector<Vm> vms(1);
 	vms[0].pid = 7;
 	vms[0].name = vm;
@@ -157,11 +189,12 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
 	in.snapshot = &snap;
 	in.unavailable = &notes;
 	in.vms = &vms;
-	in.per_cpu = !value.empty() && (value[0] & 1);
+	in.switches.per_cpu = !value.empty() && (value[0] & 1);
 	in.version = reason;
 	in.self.push_back({self_name, reason, false, {{label, value}}, 1});
 	in.self.push_back({self_name + "_total", reason, true, {}, 2});
 	check(render_prometheus(in, ExpositionFormat::Prometheus004), false);
 	check(render_prometheus(in, ExpositionFormat::OpenMetrics100), true);
+	check_protobuf(render_prometheus(in, ExpositionFormat::PrometheusProtobuf));
 	return 0;
 }

@@ -187,13 +187,14 @@ TEST_CASE("pattern entropy: too few requests is unavailable, saying how many", "
 	REQUIRE(find_unavailable(iv, "io.pattern_entropy", "dev:vda"));
 	CHECK(find_unavailable(iv, "io.pattern_entropy", "dev:vda")->reason ==
 	      "too few requests (15 in the interval, 16 needed)");
+	CHECK(find_unavailable(iv, "io.pattern_entropy", "dev:vda")->code == UnavailableCode::no_events);
 	REQUIRE(find(iv, "io.pattern_entropy", "dev:vdb"));
 }
 
 TEST_CASE("every catalog id is either measured or unavailable with a reason", "[derive]")
 {
 	Snapshot a = at(0), b = at(1);
-	b.add_unavailable("cpu.ipc", "system", "no hardware PMU: running under a hypervisor");
+	b.add_unavailable("cpu.ipc", "system", UnavailableCode::unsupported, "no hardware PMU: running under a hypervisor");
 	auto iv = checked_derive(a, b, {"cpu.ipc", "psi.cpu_some_pct"});
 	for (const auto &def : catalog()) {
 		bool seen = false;
@@ -242,7 +243,7 @@ TEST_CASE("a source's own reason beats derive's generic one", "[derive]")
 	a.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
 	b.add_counter(series::kThpFaultAlloc, "system", 5, "procfs");
 	b.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
-	b.add_unavailable("mem.thp_fallback_ratio", "system", "THP disabled (transparent_hugepage/enabled = never)");
+	b.add_unavailable("mem.thp_fallback_ratio", "system", UnavailableCode::disabled, "THP disabled (transparent_hugepage/enabled = never)");
 	auto iv = checked_derive(a, b, {"mem.thp_fallback_ratio"});
 	int notes = 0;
 	for (const auto &u : iv.unavailable)
@@ -320,13 +321,13 @@ TEST_CASE("a value beats a source's note for the same id and scope", "[derive]")
 	a.add_counter(series::kThpFaultFallback, "system", 1, "procfs");
 	b.add_counter(series::kThpFaultAlloc, "system", 9, "procfs");
 	b.add_counter(series::kThpFaultFallback, "system", 2, "procfs");
-	b.add_unavailable("mem.thp_fallback_ratio", "system", "THP disabled (transparent_hugepage/enabled = never)");
+	b.add_unavailable("mem.thp_fallback_ratio", "system", UnavailableCode::disabled, "THP disabled (transparent_hugepage/enabled = never)");
 	// A note for another scope of a measured id stays.
 	a.add_counter(series::kCpuStealTicks, "cpu:0", 0, "procfs");
 	a.add_counter(series::kCpuTotalTicks, "cpu:0", 0, "procfs");
 	b.add_counter(series::kCpuStealTicks, "cpu:0", 1, "procfs");
 	b.add_counter(series::kCpuTotalTicks, "cpu:0", 4, "procfs");
-	b.add_unavailable("sched.steal_ratio", "cpu:1", "offline");
+	b.add_unavailable("sched.steal_ratio", "cpu:1", UnavailableCode::unsupported, "offline");
 	auto iv = checked_derive(a, b, {"mem.thp_fallback_ratio", "sched.steal_ratio"});
 	REQUIRE(find(iv, "mem.thp_fallback_ratio", "system"));
 	CHECK(find(iv, "mem.thp_fallback_ratio", "system")->value == Approx(1.0 / 5.0));
@@ -342,11 +343,11 @@ TEST_CASE("interval_conflicts names each contradiction", "[derive]")
 	iv.metrics.push_back({"cpu.ipc", "cpu:0", 1.0, "ratio", "perf", "", Layer::Cpu});
 	iv.metrics.push_back({"cpu.ipc", "cpu:1", 1.0, "ratio", "perf", "", Layer::Cpu});
 	CHECK(interval_conflicts(iv).empty());
-	iv.unavailable.push_back({"cpu.ipc", "cpu:2", "offline"});
+	iv.unavailable.push_back({"cpu.ipc", "cpu:2", UnavailableCode::unsupported, "offline"});
 	CHECK(interval_conflicts(iv).empty());
-	iv.unavailable.push_back({"cpu.ipc", "cpu:1", "no PMU"});
+	iv.unavailable.push_back({"cpu.ipc", "cpu:1", UnavailableCode::unsupported, "no PMU"});
 	iv.metrics.push_back({"cpu.ipc", "cpu:0", 2.0, "ratio", "perf", "", Layer::Cpu});
-	iv.unavailable.push_back({"cpu.ipc", "cpu:2", "again"});
+	iv.unavailable.push_back({"cpu.ipc", "cpu:2", UnavailableCode::unsupported, "again"});
 	auto c = interval_conflicts(iv);
 	REQUIRE(c.size() == 3);
 	CHECK(c[0] == "cpu.ipc cpu:0: two values");

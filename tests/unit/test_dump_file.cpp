@@ -26,7 +26,7 @@ SharedSnapshot snapshot_at(std::uint64_t mono_ns, double cycles)
 	Histogram h;
 	h.counts = {0, 3, 0, 7};
 	s.snapshot.add_histogram("bpf.runq_wait_us", "vm:web\t01", h, "bpf");
-	s.snapshot.add_unavailable("cpu.ipc", "system", "no hardware PMU: running under a hypervisor");
+	s.snapshot.add_unavailable("cpu.ipc", "system", UnavailableCode::unsupported, "no hardware PMU: running under a hypervisor");
 	s.snapshot.set_counts_from_zero("bpf.runq_wait_us");
 	Vm vm;
 	vm.pid = 4242;

@@ -118,7 +118,10 @@ TEST_CASE("schedstat source: captured host without CONFIG_SCHEDSTATS", "[procfs]
 	CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:captured") == Approx((50525250.0 + 38713646 + 37298831) / 3));
 	// Time on a CPU: the sum over the vCPU threads.
 	CHECK(counter(snap, series::kVcpuRunNs, "vm:captured") == 102086461.0 + 98294637 + 120216468);
-	CHECK(series_count(snap) == 4);
+	// The same sum as the VM's schedstat series, and its vCPU count.
+	CHECK(counter(snap, series::kSchedstatRunNs, "vm:captured") == 102086461.0 + 98294637 + 120216468);
+	CHECK(snap.gauges().at(series::kVmVcpus).by_scope.at("vm:captured") == 3);
+	CHECK(series_count(snap) == 6);
 }
 
 TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedstat][source]")
@@ -138,7 +141,9 @@ TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedsta
 		CHECK(counter(snap, series::kSchedstatTimeslices, "vm:web1") == 20000.0);
 		CHECK(counter(snap, series::kVcpuRunDelayNs, "vm:web1") == (1050000.0 + 2050000 + 3050000 + 4050000) / 4);
 		CHECK(counter(snap, series::kVcpuRunNs, "vm:web1") == 5e9 + 10e9 + 15e9 + 20e9);
-		CHECK(series_count(snap) == 2 * (256 + 1 + 1) + 2);
+		CHECK(counter(snap, series::kSchedstatRunNs, "vm:web1") == 5e9 + 10e9 + 15e9 + 20e9);
+		CHECK(snap.gauges().at(series::kVmVcpus).by_scope.at("vm:web1") == 4);
+		CHECK(series_count(snap) == 2 * (256 + 1 + 1) + 4);
 	}
 	SECTION("amd, version 16, no VMs")
 	{

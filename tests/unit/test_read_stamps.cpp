@@ -186,13 +186,13 @@ TEST_CASE("a summary covers a scope that appears later from its own source's sta
 	CHECK(vdb == Approx(60.0 / 0.6));  // 60 reads over 2.7 s -> 3.3 s
 }
 
-TEST_CASE("the wire carries each series' stamp (version 3); version 2 is still read", "[stamps][wire]")
+TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is still read", "[stamps][wire]")
 {
 	auto [a, b] = stamped_pair();
 	(void)a;
 	b.add_gauge("thermal.headroom_c", "system", 20, "sysfs"); // unstamped
 	auto text = hwsig::encode_snapshot(b, {}, {});
-	CHECK(text.rfind("hwsig-snapshot\t3\n", 0) == 0);
+	CHECK(text.rfind("hwsig-snapshot\t4\n", 0) == 0);
 	auto got = hwsig::decode_snapshot(text);
 	CHECK(got.snapshot.mono_ns == 11'000'000'000u);
 	CHECK(got.snapshot.read_ns(hwsig::series::kPsiIoSomeUs) == 10'900'000'000u);
@@ -211,5 +211,5 @@ TEST_CASE("the wire carries each series' stamp (version 3); version 2 is still r
 			  Catch::Contains("unknown record 'read'"));
 	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t3\nread\tx\t-4\nend\n"),
 			  Catch::Contains("not an unsigned integer"));
-	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t4\nend\n"), Catch::Contains("reads 1 to 3"));
+	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t5\nend\n"), Catch::Contains("reads 1 to 4"));
 }

@@ -17,9 +17,9 @@ static Interval sample()
 	iv.metrics.push_back({"sched.steal_ratio", "system", 0.125, "ratio", "procfs.stat", "", Layer::Sched});
 	iv.metrics.push_back({"sched.steal_ratio", "cpu:1", 0.25, "ratio", "procfs.stat", "", Layer::Sched});
 	iv.metrics.push_back({"cpu.ipc", "vm:web01", 1.5, "insn/cycle", "perf", "multiplexed: counted 50% of the time, scaled", Layer::Cpu});
-	iv.unavailable.push_back({"cpu.ipc", "system", "no hardware PMU: \"quoted\"\n"});
-	iv.unavailable.push_back({"io.iops_read", "dev:vda", "no events in this interval"});
-	iv.unavailable.push_back({"io.iops_read", "dev:vdb", "no events in this interval"});
+	iv.unavailable.push_back({"cpu.ipc", "system", UnavailableCode::unsupported, "no hardware PMU: \"quoted\"\n"});
+	iv.unavailable.push_back({"io.iops_read", "dev:vda", UnavailableCode::no_events, "no events in this interval"});
+	iv.unavailable.push_back({"io.iops_read", "dev:vdb", UnavailableCode::no_events, "no events in this interval"});
 	return iv;
 }
 
@@ -32,7 +32,7 @@ TEST_CASE("json: one object, exact schema, escaped", "[render]")
 	CHECK(j.find("{\"id\":\"sched.steal_ratio\",\"value\":0.125,\"unit\":\"ratio\",\"scope\":\"system\",\"source\":\"procfs.stat\"}") != std::string::npos);
 	CHECK(j.find("cpu:1") == std::string::npos); // per-CPU hidden by default
 	CHECK(j.find("\"note\":\"multiplexed: counted 50% of the time, scaled\"") != std::string::npos);
-	CHECK(j.find("\"reason\":\"no hardware PMU: \\\"quoted\\\"\\n\"") != std::string::npos);
+	CHECK(j.find("\"reason\":\"no hardware PMU: \\\"quoted\\\"\\n\",\"code\":\"unsupported\"}") != std::string::npos);
 	opt.per_cpu = true;
 	CHECK(render_json(sample(), opt).find("\"scope\":\"cpu:1\"") != std::string::npos);
 }
@@ -94,8 +94,8 @@ TEST_CASE("vm view keeps that VM and the host", "[render]")
 TEST_CASE("table with -v: every unavailable scope on its own line, the columns after the scope aligned", "[render]")
 {
 	Interval iv = sample();
-	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:2048kB", "none reserved"});
-	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:1048576kB", "none reserved"});
+	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:2048kB", UnavailableCode::no_target, "none reserved"});
+	iv.unavailable.push_back({"mem.hugepage_utilization", "hugepages:1048576kB", UnavailableCode::no_target, "none reserved"});
 	RenderOptions opt;
 	opt.verbose = true;
 	opt.per_cpu = true;
@@ -173,8 +173,8 @@ Interval host()
 	iv.metrics.push_back({"psi.io_some_pct", "system", 7.25, "%", "/proc/pressure", "", Layer::Pressure});
 	for (const char *id : {"cpu.ipc", "cpu.stall_ratio", "cpu.l1d_mpki", "cpu.l2_mpki", "cpu.llc_mpki",
 			       "cpu.llc_miss_ratio", "cpu.branch_miss_ratio", "cpu.dtlb_mpki", "cpu.itlb_mpki"})
-		iv.unavailable.push_back({id, "system", "no hardware PMU: running under a hypervisor"});
-	iv.unavailable.push_back({"vhost.queue_depth_p50", "system", "vhost_net is not loaded"});
+		iv.unavailable.push_back({id, "system", UnavailableCode::unsupported, "no hardware PMU: running under a hypervisor"});
+	iv.unavailable.push_back({"vhost.queue_depth_p50", "system", UnavailableCode::no_target, "vhost_net is not loaded"});
 	return iv;
 }
 
@@ -236,7 +236,7 @@ TEST_CASE("table: unavailable metrics said once, grouped by reason; changes when
 			 "  measured again: vhost.queue_depth_p50\n") != std::string::npos);
 	CHECK(third.find("hypervisor") == std::string::npos);
 	// A reason for this interval only is not announced as a change.
-	iv.unavailable.push_back({"io.iops_read", "dev:*", "no data in this interval"});
+	iv.unavailable.push_back({"io.iops_read", "dev:*", UnavailableCode::incomplete, "no data in this interval"});
 	CHECK(render_table(iv, opt).find("Unavailable") == std::string::npos);
 	// The summary says everything again.
 	opt.summary = true;

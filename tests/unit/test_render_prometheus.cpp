@@ -75,15 +75,31 @@ void check_has_lines(const std::string &text, const std::vector<std::string> &li
 	}
 }
 
-std::string render(const Snapshot &snap, bool per_cpu = false, const std::vector<Vm> *vms = nullptr,
+std::string render(const Snapshot &snap, ExportSwitches sw, const std::vector<Vm> *vms = nullptr,
 		   ExpositionFormat fmt = ExpositionFormat::Prometheus004)
 {
 	ExportInput in;
 	in.snapshot = &snap;
-	in.per_cpu = per_cpu;
+	in.switches = sw;
 	in.vms = vms;
 	in.version = "1.2.3";
 	return render_prometheus(in, fmt);
+}
+
+std::string render(const Snapshot &snap, bool per_cpu = false, const std::vector<Vm> *vms = nullptr,
+		   ExpositionFormat fmt = ExpositionFormat::Prometheus004)
+{
+	ExportSwitches sw;
+	sw.per_cpu = per_cpu;
+	return render(snap, sw, vms, fmt);
+}
+
+// Every bucket of per-VM and per-device histograms (text-buckets = full).
+ExportSwitches full_buckets()
+{
+	ExportSwitches sw;
+	sw.full_text_buckets = true;
+	return sw;
 }
 
 // Structural rules every exposition keeps: each sample's family has HELP
@@ -171,17 +187,22 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 				{"hwsig_vm_schedstat_run_delay_seconds_total",
 				 {"hwsig_vm_schedstat_run_delay_seconds_total{vm=\"web01\"} 0.25"}},
 				{"hwsig_schedstat_run_delay_seconds_total{", {}},
-				// vm:NAME/vcpu:N: vm and vcpu labels; the VM's mean is left out.
-				{"hwsig_vm_vcpu_run_delay_seconds_total",
-				 {"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
-				  "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"}},
+				// vm:NAME/vcpu:N only with per-vcpu; the VM's mean never.
+				{"hwsig_vm_vcpu_run_delay_seconds_total", {}},
 				{"hwsig_vcpu_run_delay_seconds_total", {}},
-				// vm:NAME/culprit:WHO: vm and culprit labels, seconds.
+				// vm:NAME/culprit:WHO: by class, every class, seconds;
+				// the other VMs by name.
 				{"hwsig_vm_wait_behind_seconds_total",
 				 {"hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:kernel\"} 0.001",
-				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"vm:batch7\"} 2.5"}},
-				{"hwsig_vm_preempted_by_total",
-				 {"hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"vm:batch7\"} 40"}},
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:other\"} 0",
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"host:vhost\"} 0",
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"idle\"} 0",
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"other_vm\"} 2.5",
+				  "hwsig_vm_wait_behind_seconds_total{vm=\"web01\",culprit=\"self\"} 0"}},
+				{"hwsig_vm_wait_behind_vm_seconds_total",
+				 {"hwsig_vm_wait_behind_vm_seconds_total{vm=\"web01\",culprit_vm=\"batch7\"} 2.5"}},
+				// Preemptions by culprit only with vm-detail.
+				{"hwsig_vm_preempted_by_total", {}},
 				{"hwsig_wait_behind_seconds_total", {}},
 				// CAS as counted x 64 B, per socket only (system is their sum),
 				// with the times that scale any window of them in PromQL.
@@ -205,6 +226,37 @@ TEST_CASE("prometheus: counters in base units, breakdown instead of aggregate", 
 		CHECK(t.find(",cpu=") == std::string::npos);
 		CHECK(has_line(t, "hwsig_build_info{version=\"1.2.3\"} 1"));
 		CHECK(has_line(t, "# TYPE hwsig_build_info gauge"));
+	}
+	SECTION("per-vcpu and vm-detail: the vCPUs and the preemptions by class")
+	{
+		ExportSwitches sw;
+		sw.per_vcpu = true;
+		sw.vm_detail = true;
+		std::string t = render(s, sw);
+		check_structure(t);
+		check_samples(
+			t,
+			{
+				{"hwsig_vm_vcpu_run_delay_seconds_total",
+				 {"hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"0\"} 0.1",
+				  "hwsig_vm_vcpu_run_delay_seconds_total{vm=\"web01\",vcpu=\"1\"} 0.15"}},
+				{"hwsig_vm_preempted_by_total",
+				 {"hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"host:kernel\"} 0",
+				  "hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"host:other\"} 0",
+				  "hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"host:vhost\"} 0",
+				  "hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"other_vm\"} 40",
+				  "hwsig_vm_preempted_by_total{vm=\"web01\",culprit=\"self\"} 0"}},
+				// The named preemptions only with culprit-matrix.
+				{"hwsig_vm_preempted_by_vm_total", {}},
+			});
+	}
+	SECTION("culprit-matrix: every pair by name")
+	{
+		ExportSwitches sw;
+		sw.culprit_matrix = true;
+		std::string t = render(s, sw);
+		check_samples(t, {{"hwsig_vm_preempted_by_vm_total",
+				   {"hwsig_vm_preempted_by_vm_total{vm=\"web01\",culprit_vm=\"batch7\"} 40"}}});
 	}
 	SECTION("per_cpu on: the CPUs, no unlabelled aggregate")
 	{
@@ -273,9 +325,13 @@ TEST_CASE("prometheus: log2 histograms as cumulative buckets in seconds", "[rend
 	// 3*1 + 0*3 + 2*6 + 1*8 = 23 us.
 	CHECK(value_of(t, "hwsig_runq_wait_seconds_sum") == Approx(23e-6).epsilon(1e-12));
 	CHECK(value_of(t, "hwsig_vm_runq_wait_seconds_count{vm=\"web01\"}") == 6);
-	CHECK(has_line(t, "hwsig_block_latency_seconds_bucket{device=\"nvme0n1\",le=\"8e-06\"} 5"));
+	// Per device, coarse buckets by default (the first at 256 us: beyond
+	// these 4 slots, so only +Inf), every one with text-buckets = full.
+	CHECK(grep(t, "hwsig_block_latency_seconds_bucket{device=\"nvme0n1\"").size() == 1);
 	CHECK(has_line(t, "hwsig_block_latency_seconds_bucket{device=\"nvme0n1\",le=\"+Inf\"} 6"));
 	CHECK(has_line(t, "hwsig_block_latency_seconds_count{device=\"nvme0n1\"} 6"));
+	const std::string full = render(s, full_buckets());
+	CHECK(has_line(full, "hwsig_block_latency_seconds_bucket{device=\"nvme0n1\",le=\"8e-06\"} 5"));
 
 	std::string pc = render(s, true);
 	CHECK(has_line(pc, "hwsig_runq_wait_seconds_bucket{cpu=\"0\",le=\"+Inf\"} 6"));
@@ -290,7 +346,7 @@ TEST_CASE("prometheus: every series of a family has the same buckets; +Inf equal
 	b.counts = {0, 0, 0, 4, 1};
 	s.add_histogram(series::kIoQueueUs, "dev:sda", a, "bpf");
 	s.add_histogram(series::kIoQueueUs, "dev:sdb", b, "bpf");
-	std::string t = render(s);
+	std::string t = render(s, full_buckets());
 	check_structure(t);
 	CHECK(grep(t, "hwsig_block_queue_seconds_bucket{device=\"sda\"") ==
 	      std::vector<std::string>{
@@ -317,7 +373,7 @@ TEST_CASE("prometheus: integer-valued histograms use inclusive bucket bounds", "
 	Histogram seek;
 	seek.counts = {10, 0, 3}; // sectors: 0..1, 2..3, >= 4
 	s.add_histogram(series::kIoSeekSlots, "dev:sda", seek, "bpf");
-	std::string t = render(s);
+	std::string t = render(s, full_buckets());
 	check_structure(t);
 	// bytes >> 10 is the slot's KiB: [0,2) KiB is 0..2047 bytes.
 	CHECK(grep(t, "hwsig_block_request_size_bytes_bucket") ==
@@ -356,7 +412,9 @@ TEST_CASE("prometheus: vhost queues carry vm and queue labels, VM names escaped"
 	std::vector<Vm> vms(1);
 	vms[0].pid = 2101;
 	vms[0].name = "we\"b\\01";
-	std::string t = render(s, false, &vms);
+	ExportSwitches sw = full_buckets();
+	sw.per_queue = true;
+	std::string t = render(s, sw, &vms);
 	check_structure(t);
 	const std::string vm = "vm=\"we\\\"b\\\\01\"";
 	CHECK(grep(t, "hwsig_vhost_ring_stalls_total") ==
@@ -382,13 +440,19 @@ TEST_CASE("prometheus: vhost queues carry vm and queue labels, VM names escaped"
 
 TEST_CASE("prometheus: unavailable metrics, one line each, scopes folded", "[render_prometheus]")
 {
+	using enum UnavailableCode;
 	Snapshot s;
 	std::vector<UnavailableNote> notes = {
-		{"cpu.ipc", "system", "no hardware PMU: \"quoted\" \\ and\nnewline"},
-		{"sched.steal_ratio", "cpu:3", "no stat.total in this interval"},
-		{"sched.steal_ratio", "cpu:4", "no stat.total in this interval"},
-		{"sched.runq_wait_p50_us", "pid:77", "too many processes selected for BPF"},
-		{"vhost.ring_stalls_ps", "vq:2101:1:tx", "no ring stalls on TX queues"},
+		{"cpu.ipc", "system", unsupported, "no hardware PMU: \"quoted\" \\ and\nnewline"},
+		{"sched.steal_ratio", "cpu:3", unsupported, "/proc/stat has no steal column"},
+		{"sched.steal_ratio", "cpu:4", unsupported, "/proc/stat has no steal column"},
+		{"sched.runq_wait_p50_us", "pid:77", capacity, "too many processes selected for BPF"},
+		{"vhost.ring_stalls_ps", "vq:2101:1:tx", no_target, "no ring stalls on TX queues"},
+		// Transient: not exported, whatever their words.
+		{"io.latency_p50_us", "dev:sda", no_events, "no I/O in this interval"},
+		{"cpu.ipc", "cpu:5", incomplete, "pmu.cycles went backwards (counter reset)"},
+		// From a dump older than the codes: not exported either.
+		{"psi.cpu_some_pct", "system", unknown, "PSI not available"},
 	};
 	std::vector<Vm> vms(1);
 	vms[0].pid = 2101;
@@ -401,18 +465,34 @@ TEST_CASE("prometheus: unavailable metrics, one line each, scopes folded", "[ren
 	check_structure(t);
 	CHECK(grep(t, "hwsig_unavailable{") ==
 	      std::vector<std::string>{
-		      "hwsig_unavailable{metric=\"cpu.ipc\",scope=\"system\",reason=\"no hardware PMU: \\\"quoted\\\" "
-		      "\\\\ and\\nnewline\"} 1",
-		      "hwsig_unavailable{metric=\"sched.steal_ratio\",scope=\"cpu:*\",reason=\"no stat.total in this "
-		      "interval\"} 1",
-		      "hwsig_unavailable{metric=\"vhost.ring_stalls_ps\",scope=\"vq:web01:1:tx\",reason=\"no ring stalls "
-		      "on TX queues\"} 1",
+		      "hwsig_unavailable{metric=\"cpu.ipc\",scope=\"system\",reason=\"unsupported\"} 1",
+		      "hwsig_unavailable{metric=\"sched.steal_ratio\",scope=\"cpu:*\",reason=\"unsupported\"} 1",
+		      "hwsig_unavailable{metric=\"vhost.ring_stalls_ps\",scope=\"vq:web01:1:tx\",reason=\"no_target\"} 1",
 	      });
-	in.per_cpu = true;
+	in.switches.per_cpu = true;
 	t = render_prometheus(in, ExpositionFormat::Prometheus004);
 	CHECK(grep(t, "hwsig_unavailable{metric=\"sched.steal_ratio\"").size() == 2);
-	CHECK(has_line(t, "hwsig_unavailable{metric=\"sched.steal_ratio\",scope=\"cpu:4\",reason=\"no stat.total in "
-			  "this interval\"} 1"));
+	CHECK(has_line(t, "hwsig_unavailable{metric=\"sched.steal_ratio\",scope=\"cpu:4\",reason=\"unsupported\"} 1"));
+	CHECK(grep(t, "hwsig_unavailable{metric=\"cpu.ipc\"").size() == 1); // cpu:5's is transient
+}
+
+TEST_CASE("prometheus: a note's live count in its words changes no series", "[render_prometheus]")
+{
+	Snapshot s;
+	auto render = [&](std::uint64_t requests) {
+		std::vector<UnavailableNote> notes = {
+			{"io.pattern_entropy", "dev:sda", UnavailableCode::capacity,
+			 std::to_string(requests) + " requests not counted: the BPF table of disks was full (64 with I/O)"},
+		};
+		ExportInput in;
+		in.snapshot = &s;
+		in.unavailable = &notes;
+		return grep(render_prometheus(in, ExpositionFormat::Prometheus004), "hwsig_unavailable{");
+	};
+	const auto once = render(3);
+	CHECK(once == std::vector<std::string>{"hwsig_unavailable{metric=\"io.pattern_entropy\",scope=\"dev:sda\","
+					       "reason=\"capacity\"} 1"});
+	CHECK(render(12345) == once);
 }
 
 TEST_CASE("prometheus: self metrics grouped by name, HELP and TYPE once", "[render_prometheus]")
@@ -447,7 +527,7 @@ TEST_CASE("openmetrics: family names without _total, UNIT, info, # EOF", "[rende
 	Histogram h;
 	h.counts = {1, 1};
 	s.add_histogram(series::kIoLatencyUs, "dev:sda", h, "bpf");
-	std::string t = render(s, false, nullptr, ExpositionFormat::OpenMetrics100);
+	std::string t = render(s, full_buckets(), nullptr, ExpositionFormat::OpenMetrics100);
 	auto l = lines_of(t);
 	REQUIRE(!l.empty());
 	CHECK(l.back() == "# EOF");
@@ -533,7 +613,7 @@ TEST_CASE("prometheus: a 256-CPU, 8-node host stays small without per_cpu", "[re
 	CHECK(grep(t, "hwsig_numa_local_node_pages_total ").empty());
 	CHECK(has_line(t, "hwsig_cpu_steal_seconds_total 979.2"));
 
-	in.per_cpu = true;
+	in.switches.per_cpu = true;
 	std::string pc = render_prometheus(in, ExpositionFormat::Prometheus004);
 	check_structure(pc);
 	CHECK(series_count(pc) > series_count(t));
@@ -571,25 +651,23 @@ TEST_CASE("prometheus: label values that differ only in leading zeros are two se
 				       "hwsig_block_reads_total{device=\"sd7\"} 2"});
 }
 
-TEST_CASE("prometheus: per-VM PMU counts and their enabled and running times", "[render_prometheus]")
+TEST_CASE("prometheus: PMU counts as counted with their times, per VM as estimated", "[render_prometheus]")
 {
 	Snapshot s;
 	s.add_counter(series::kPmuCycles, "system", CounterPoint{8000, {4000, 2e9, 1e9, 0}}, "perf");
+	// Per VM: 1000 counted in a quarter of the time, estimated 4000.
 	s.add_counter(series::kPmuCycles, "vm:web01", CounterPoint{4000, {1000, 4e9, 1e9, 0}}, "perf");
 	s.add_counter(series::kPmuCycles, "pid:4242", CounterPoint{80, {10, 0.125e9, 0.125e9, 0}}, "perf");
 	std::string t = render(s);
 	check_structure(t);
-	check_samples(
-		t, {
-			   {"hwsig_cpu_cycles_total", {"hwsig_cpu_cycles_total 4000"}},
-			   {"hwsig_vm_cpu_cycles_total", {"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 1000"}},
-			   {"hwsig_pmu_enabled_seconds_total{",
-			    {"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 2",
-			     "hwsig_pmu_enabled_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 4"}},
-			   {"hwsig_pmu_running_seconds_total{",
-			    {"hwsig_pmu_running_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 1",
-			     "hwsig_pmu_running_seconds_total{counter=\"hwsig_vm_cpu_cycles_total\",vm=\"web01\"} 1"}},
-		   });
+	check_samples(t, {
+				 {"hwsig_cpu_cycles_total", {"hwsig_cpu_cycles_total 4000"}},
+				 {"hwsig_vm_cpu_cycles_total", {"hwsig_vm_cpu_cycles_total{vm=\"web01\"} 4000"}},
+				 {"hwsig_pmu_enabled_seconds_total{",
+				  {"hwsig_pmu_enabled_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 2"}},
+				 {"hwsig_pmu_running_seconds_total{",
+				  {"hwsig_pmu_running_seconds_total{counter=\"hwsig_cpu_cycles_total\"} 1"}},
+			 });
 	CHECK(t.find("0.125") == std::string::npos); // pid:N is not exported
 }
 

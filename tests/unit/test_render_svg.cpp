@@ -83,7 +83,7 @@ std::vector<PlotInterval> incident()
 		iv.metrics.push_back(metric("sched.runq_wait_p99_us", "system", 100 * (x + 1), "us"));
 		iv.metrics.push_back(metric("sched.runq_wait_p99_us", "vm:web01", 50, "us"));
 		iv.metrics.push_back(metric("io.latency_p99_us", "dev:vda", 300, "us"));
-		iv.unavailable.push_back({"vhost.queue_depth_p99", "system", "vhost_net is not loaded"});
+		iv.unavailable.push_back({"vhost.queue_depth_p99", "system", UnavailableCode::no_target, "vhost_net is not loaded"});
 	});
 }
 

@@ -74,6 +74,14 @@ struct FakeKernel final : resctrl::FsOps {
 	}
 };
 
+std::optional<UnavailableCode> note_code(const Snapshot &s, const std::string &id, const std::string &scope)
+{
+	for (const auto &u : s.unavailable())
+		if (u.id == id && u.scope == scope)
+			return u.code;
+	return std::nullopt;
+}
+
 // A writable copy of a fixture tree with a source on it.
 struct Rig {
 	TempTree tree;
@@ -334,15 +342,28 @@ TEST_CASE("resctrl: why it is unavailable", "[resctrl]")
 		CHECK_FALSE(counter(snap, series::kResctrlMbmLocalBytes, "system"));
 		CHECK(gauge(snap, series::kResctrlLlcOccupancy, "system") == 20971520.0);
 	}
+	SECTION("a group refused with EACCES: permission, the errno in the words")
+	{
+		Rig rig;
+		rig.kernel->mkdir_errno = EACCES;
+		auto snap = rig.collect();
+		for (const char *id : ids) {
+			CHECK(note_code(snap, id, "vm:web01") == UnavailableCode::permission);
+			CHECK_THAT(note(snap, id, "vm:web01").value_or(""), Catch::Contains("Permission denied"));
+		}
+		CHECK(gauge(snap, series::kResctrlLlcOccupancy, "system") == 20971520.0);
+	}
 	SECTION("out of RMIDs")
 	{
 		Rig rig;
 		rig.kernel->mkdir_errno = ENOSPC;
 		auto snap = rig.collect();
-		for (const char *id : ids)
+		for (const char *id : ids) {
 			CHECK(note(snap, id, "vm:web01") ==
 			      "out of RMIDs (info/L3_MON/num_rmids = 224, one per monitoring or control group): "
 			      "creating mon_groups/hwsig-7000-web01: No space left on device");
+			CHECK(note_code(snap, id, "vm:web01") == UnavailableCode::capacity);
+		}
 		CHECK(gauge(snap, series::kResctrlLlcOccupancy, "system") == 20971520.0);
 		// Freed RMIDs: made at the next rediscovery.
 		rig.kernel->mkdir_errno = 0;

@@ -32,7 +32,7 @@ std::string text_of(const hwsig::Snapshot &s)
 			out += "\n";
 		}
 	for (const auto &n : s.unavailable())
-		out += "U " + n.id + " " + n.scope + " " + n.reason + "\n";
+		out += "U " + n.id + " " + n.scope + " " + std::string(hwsig::code_name(n.code)) + " " + n.reason + "\n";
 	for (const auto &z : s.from_zero())
 		out += "Z " + z + "\n";
 	return out;
@@ -59,8 +59,8 @@ void fill_a(hwsig::Snapshot &s)
 	s.add_histogram("bpf.runq", "system", hist({1, 2, 3, 4}), "bpf");
 	s.add_histogram("bpf.block_lat", "dev:vda", hist({0, 9}), "bpf");
 	s.add_histogram("bpf.block_lat", "dev:vdb", hist({7}), "bpf");
-	s.add_unavailable("cpu.ipc", "system", "no PMU on this host");
-	s.add_unavailable("vhost.queue_depth_p50", "system", "no vhost device");
+	s.add_unavailable("cpu.ipc", "system", hwsig::UnavailableCode::unsupported, "no PMU on this host");
+	s.add_unavailable("vhost.queue_depth_p50", "system", hwsig::UnavailableCode::no_target, "no vhost device");
 	s.set_counts_from_zero("bpf.runq");
 	s.set_counts_from_zero("bpf.block_lat");
 	s.stamp_readings(0);
@@ -79,7 +79,7 @@ void fill_b(hwsig::Snapshot &s)
 	s.add_gauge("psi.cpu_some", "system", 0.25, "procfs");
 	s.add_histogram("bpf.block_lat", "dev:vdc", hist({5, 5, 5, 5, 5, 5}), "bpf");
 	s.add_histogram("bpf.runq", "system", hist({4, 3}), "bpf");
-	s.add_unavailable("vhost.queue_depth_p50", "vm:guest-with-a-longer-name",
+	s.add_unavailable("vhost.queue_depth_p50", "vm:guest-with-a-longer-name", hwsig::UnavailableCode::no_target,
 			  "its vhost worker was not found in /proc: a reason longer than the last one");
 	s.set_counts_from_zero("bpf.block_lat");
 	s.stamp_readings(0);

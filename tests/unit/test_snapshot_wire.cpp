@@ -7,6 +7,8 @@
 #include "hwsig/snapshot_wire.h"
 
 using hwsig::Histogram;
+using hwsig::UnavailableCode;
+using hwsig::UnavailableNote;
 
 namespace {
 
@@ -23,7 +25,7 @@ hwsig::Snapshot sample()
 	h.layout = Histogram::Layout::LinearLog2;
 	h.counts = {0, 7, 0, 18446744073709551615ull};
 	s.add_histogram("bpf.vhost_depth", "vq:4242:0:rx", h, "bpf");
-	s.add_unavailable("cpu.ipc", "system", "no PMU\twith a tab\nand a newline \\ backslash");
+	s.add_unavailable("cpu.ipc", "system", UnavailableCode::unsupported, "no PMU\twith a tab\nand a newline \\ backslash");
 	return s;
 }
 
@@ -59,6 +61,7 @@ TEST_CASE("a snapshot crosses the socket bit for bit", "[wire]")
 	CHECK(h->counts == std::vector<std::uint64_t>{0, 7, 0, 18446744073709551615ull});
 	REQUIRE(got.snapshot.unavailable().size() == 1);
 	CHECK(got.snapshot.unavailable()[0].reason == "no PMU\twith a tab\nand a newline \\ backslash");
+	CHECK(got.snapshot.unavailable()[0].code == UnavailableCode::unsupported);
 	REQUIRE(got.vms.size() == 1);
 	CHECK(got.vms[0].name == "web\t\"01\"\\");
 	CHECK(got.vms[0].pid == 4242);
@@ -85,8 +88,11 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	};
 	CHECK(refused("", "empty"));
 	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
-	CHECK(refused("hwsig-snapshot\t4\nend\n", "version 4, this hwsigctl reads 1 to 3"));
-	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 3"));
+	CHECK(refused("hwsig-snapshot\t5\nend\n", "version 5, this hwsigctl reads 1 to 4"));
+	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 4"));
+	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tno PMU\nend\n", "line 2: 'U' needs 4 fields, has 3"));
+	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tgone\tno PMU\nend\n",
+		      "line 2: unknown unavailable code 'gone'"));
 	CHECK(refused(good.substr(0, good.size() - 4), "truncated (no 'end')"));
 	CHECK(refused(good.substr(0, good.size() - 1), "truncated (no newline)"));
 	CHECK(refused(good + "C\tx\tsystem\tkmod\t1\t1\n", "data after 'end'"));
@@ -130,5 +136,23 @@ TEST_CASE("a version 1 snapshot (an older hwsigd, its dumps) is still read", "[w
 	REQUIRE(got.snapshot.counter("stat.total", "system"));
 	CHECK(got.snapshot.counter("stat.total", "system")->value == 7);
 	// and written back as the current version
-	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t3\n", 0) == 0);
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t4\n", 0) == 0);
+}
+
+TEST_CASE("a version 3 snapshot's notes, without codes, are read as 'unknown'", "[wire]")
+{
+	auto got = hwsig::decode_snapshot("hwsig-snapshot\t3\ntime\t100\t200\n"
+					  "U\tio.pattern_entropy\tdev:sda\ttoo few requests (3 in the interval, 16 needed)\n"
+					  "end\n");
+	REQUIRE(got.snapshot.unavailable().size() == 1);
+	const UnavailableNote &n = got.snapshot.unavailable()[0];
+	CHECK(n.id == "io.pattern_entropy");
+	CHECK(n.scope == "dev:sda");
+	CHECK(n.code == UnavailableCode::unknown);
+	CHECK(n.reason == "too few requests (3 in the interval, 16 needed)");
+	// Written back with that code, which reads back the same.
+	const std::string again = hwsig::encode_snapshot(got.snapshot, {}, {});
+	CHECK(again.find("U\tio.pattern_entropy\tdev:sda\tunknown\ttoo few requests (3 in the interval, 16 "
+			 "needed)\n") != std::string::npos);
+	CHECK(hwsig::decode_snapshot(again).snapshot.unavailable()[0].code == UnavailableCode::unknown);
 }

@@ -20,10 +20,13 @@ namespace {
 const char *kExamples =
 	"output:\n"
 	"  table: one metric per row: ID UNIT LAYER SOURCE DEFINITION; with\n"
-	"    --prometheus one family per row: FAMILY TYPE LABELS SERIES SCALE IDS\n"
-	"    (SERIES the raw series it exports, SCALE from its unit to the\n"
-	"    family's, IDS the catalog metrics computed from it). A cpu label\n"
-	"    is exported only with per_cpu = true (hwsigd.rst).\n"
+	"    --prometheus one family per row: FAMILY TYPE LABELS COUNT SWITCH\n"
+	"    SERIES SCALE IDS (COUNT its series with the default switches, SWITCH\n"
+	"    the hwsigd key that exports it when it is off by default, SERIES the\n"
+	"    raw series it exports, SCALE from its unit to the family's, IDS the\n"
+	"    catalog metrics computed from it). A cpu label is exported only with\n"
+	"    per-cpu = true, vm and queue of a vhost family only with per-queue\n"
+	"    = true (hwsigd.rst).\n"
 	"  json: one JSON object per row per line, with each family's HELP text.\n\n"
 	"examples:\n"
 	"  hwsigctl metrics                         every metric id and its definition\n"
@@ -58,15 +61,18 @@ void print_metrics(bool json)
 
 void print_families(bool json)
 {
-	std::vector<std::vector<std::string>> rows = {{"FAMILY", "TYPE", "LABELS", "SERIES", "SCALE", "IDS"}};
+	std::vector<std::vector<std::string>> rows = {
+		{"FAMILY", "TYPE", "LABELS", "COUNT", "SWITCH", "SERIES", "SCALE", "IDS"}};
 	for (const auto &f : hwsig::prometheus_families()) {
 		if (json)
-			std::printf("{\"family\":\"%s\",\"type\":\"%s\",\"labels\":%s,\"series\":\"%s\","
-				    "\"scale\":\"%s\",\"ids\":%s,\"help\":\"%s\"}\n",
+			std::printf("{\"family\":\"%s\",\"type\":\"%s\",\"labels\":%s,\"count\":\"%s\","
+				    "\"switch\":\"%s\",\"series\":\"%s\",\"scale\":\"%s\",\"ids\":%s,\"help\":\"%s\"}\n",
 				    f.family.c_str(), f.type.c_str(), hwsig::json_strings(f.labels).c_str(),
+				    hwsig::json_escape(hwsig::count_text(f)).c_str(), f.needs.c_str(),
 				    hwsig::json_escape(f.source).c_str(), hwsig::json_escape(f.scale).c_str(),
 				    hwsig::json_strings(f.ids).c_str(), hwsig::json_escape(f.help).c_str());
-		rows.push_back({f.family, f.type, f.labels.empty() ? "-" : join(f.labels), f.source.empty() ? "-" : f.source,
+		rows.push_back({f.family, f.type, f.labels.empty() ? "-" : join(f.labels), hwsig::count_text(f),
+				f.needs.empty() ? "-" : f.needs, f.source.empty() ? "-" : f.source,
 				f.scale.empty() ? "-" : f.scale, f.ids.empty() ? "-" : join(f.ids)});
 	}
 	if (!json)

@@ -53,6 +53,19 @@ void add_keys(po::options_description &d, Config &c, std::string &bpf_list)
 		 "HOST:PORT serving /metrics, or 'none'")
 		("per-cpu", po::value<bool>(&c.per_cpu)->default_value(c.per_cpu, c.per_cpu ? "true" : "false"),
 		 "export cpu=\"N\" series (true | false)")
+		("per-vcpu", po::value<bool>(&c.per_vcpu)->default_value(c.per_vcpu, c.per_vcpu ? "true" : "false"),
+		 "export vcpu=\"N\" series, 2 per vCPU (true | false)")
+		("vm-detail", po::value<bool>(&c.vm_detail)->default_value(c.vm_detail, c.vm_detail ? "true" : "false"),
+		 "export the per-VM families beyond the default set (true | false)")
+		("per-queue", po::value<bool>(&c.per_queue)->default_value(c.per_queue, c.per_queue ? "true" : "false"),
+		 "export vhost series per virtqueue instead of per VM (true | false)")
+		("culprit-top", po::value<unsigned>(&c.culprit_top)->default_value(c.culprit_top),
+		 "named culprit VMs exported per victim VM (0 .. 64)")
+		("culprit-matrix",
+		 po::value<bool>(&c.culprit_matrix)->default_value(c.culprit_matrix, c.culprit_matrix ? "true" : "false"),
+		 "export every victim x culprit VM pair, VMs squared (true | false)")
+		("text-buckets", po::value<std::string>(&c.text_buckets)->default_value(c.text_buckets),
+		 "per-VM, per-device and per-queue histograms in the text formats: coarse | full")
 		("pmu", po::value<std::string>(&c.pmu)->default_value(c.pmu),
 		 "hardware counters: kmod (falls back to perf) | perf | off")
 		("bpf", po::value<std::string>(&bpf_list)->default_value("sched,block,vhost"),
@@ -126,6 +139,10 @@ std::string validate(Config &c, const std::string &bpf_list)
 		return "pmu: '" + c.pmu + "' is not kmod, perf or off";
 	if (auto e = split_bpf(bpf_list, c.bpf); !e.empty())
 		return e;
+	if (c.culprit_top > 64)
+		return "culprit-top: must be between 0 and 64";
+	if (c.text_buckets != "coarse" && c.text_buckets != "full")
+		return "text-buckets: '" + c.text_buckets + "' is not coarse or full";
 	if (c.history < 2 || c.history > 86400)
 		return "history: must be between 2 and 86400 intervals";
 	if (c.socket != "none" && (c.socket.empty() || c.socket[0] != '/'))

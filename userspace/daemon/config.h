@@ -15,6 +15,13 @@ struct Config {
 	double interval = 1.0;                  // seconds between snapshots
 	std::string listen = "127.0.0.1:9863";  // /metrics; "none" serves no HTTP
 	bool per_cpu = false;                   // cpu="N" series in /metrics
+	// The other switches of /metrics' detail (prometheus.rst, "Series budget").
+	bool per_vcpu = false;                  // vcpu="N" series
+	bool vm_detail = false;                 // per-VM families beyond the default set
+	bool per_queue = false;                 // vhost series per virtqueue
+	unsigned culprit_top = 2;               // named culprit VMs per victim
+	bool culprit_matrix = false;            // every victim x culprit VM pair
+	std::string text_buckets = "coarse";    // coarse | full: per-VM/device/queue histograms in text
 	std::string pmu = "kmod";               // kmod (perf fallback) | perf | off
 	std::vector<std::string> bpf = {"sched", "block", "vhost"}; // or {"none"}
 	bool resctrl = false;                   // resctrl monitoring groups per VM (opt-in)

@@ -136,7 +136,7 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		}
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
-			e.notes.push_back(intern3(n.id, n.scope, n.reason));
+			e.notes.emplace_back(intern3(n.id, n.scope, n.reason), n.code);
 	for (const auto &name : s.from_zero())
 		e.from_zero.push_back(intern(name));
 	auto stamps = [&](const auto &series_map) {
@@ -191,9 +191,9 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 		}
 		s.add_histogram(p.a, p.b, std::move(hist), p.c);
 	}
-	for (auto k : e.notes) {
+	for (auto [k, code] : e.notes) {
 		Parts p = split3(text(k));
-		s.add_unavailable(p.a, p.b, p.c);
+		s.add_unavailable(p.a, p.b, code, p.c);
 	}
 	for (auto k : e.from_zero)
 		s.set_counts_from_zero(text(k));
@@ -220,8 +220,8 @@ void History::compact_keys()
 			move_key(v.key);
 		for (auto &h : e.hists)
 			move_key(h.key);
-		for (auto &k : e.notes)
-			move_key(k);
+		for (auto &note : e.notes)
+			move_key(note.first);
 		for (auto &k : e.from_zero)
 			move_key(k);
 		for (auto &stamp : e.read_ns)

@@ -68,7 +68,8 @@ private:
 		// Every histogram's non-empty slots (slot, count), one after the
 		// other: one vector per snapshot, not one per histogram.
 		std::vector<std::pair<std::uint32_t, std::uint64_t>> used;
-		std::vector<std::uint32_t> notes;     // keys of "id\0scope\0reason"
+		// Keys of "id\0scope\0reason", with the note's code.
+		std::vector<std::pair<std::uint32_t, hwsig::UnavailableCode>> notes;
 		std::vector<std::uint32_t> from_zero; // keys of series names
 		// Each series' stamp (Snapshot::read_ns): a rate's time is its
 		// own source's, which the snapshot's mono_ns is not.

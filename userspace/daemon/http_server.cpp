@@ -10,6 +10,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "gzip.h"
 #include "log.h"
 
 namespace hwsigd {
@@ -52,6 +53,10 @@ MHD_Result queue(MHD_Connection *conn, const HttpReply &reply)
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
+	if (reply.gzipped)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (!reply.vary.empty())
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, reply.vary.c_str());
 	if (reply.status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	MHD_Result r = MHD_queue_response(conn, reply.status, resp);
@@ -97,9 +102,10 @@ MHD_Result on_request(void *cls, MHD_Connection *conn, const char *url, const ch
 		return queue(conn, {MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 				    "only GET and HEAD are served\n"});
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *encodings = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	HttpReply reply;
 	try {
-		reply = server->handler()(url, accept ? accept : "");
+		reply = server->handler()({url, accept ? accept : "", encodings && accepts_gzip(encodings)});
 	} catch (const std::exception &e) {
 		log(Level::Error, "serving %s: %s", url, e.what());
 		reply = {MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", "internal error\n"};

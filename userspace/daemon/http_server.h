@@ -16,14 +16,22 @@ struct MHD_Daemon;
 
 namespace hwsigd {
 
+struct HttpRequest {
+	std::string_view path;
+	std::string_view accept; // the Accept header, "" if none
+	bool gzip_ok = false;    // Accept-Encoding lets the body be gzipped
+};
+
 struct HttpReply {
 	unsigned status = 200;
 	std::string content_type = "text/plain; charset=utf-8";
 	std::string body;
+	bool gzipped = false;  // body is gzip: Content-Encoding: gzip
+	std::string vary = ""; // the request headers the reply depends on, "" if none
 };
 
 // Called on the server's thread for every complete GET or HEAD.
-using HttpHandler = std::function<HttpReply(std::string_view path, std::string_view accept)>;
+using HttpHandler = std::function<HttpReply(const HttpRequest &request)>;
 
 struct HttpLimits {
 	unsigned connections = 64;        // beyond this, new ones wait in the listen queue

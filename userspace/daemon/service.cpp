@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "gzip.h"
 #include "history.h"
 #include "recorder.h"
 #include "snapshot_recycler.h"
@@ -24,6 +25,7 @@
 #include "kmod_owner.h"
 #include "local_server.h"
 #include "log.h"
+#include "note_log.h"
 #include "hwsig/derive.h"
 #include "hwsig/dump_rule.h"
 #include "hwsig/render.h"
@@ -103,6 +105,19 @@ void add_loop_metrics(const LoopFigures &f, std::vector<hwsig::SelfMetric> &out)
 	out.push_back({"hwsig_interval_seconds", "Configured interval between snapshots", false, {}, f.interval_s});
 }
 
+hwsig::ExportSwitches export_switches(const Config &c)
+{
+	hwsig::ExportSwitches sw;
+	sw.per_cpu = c.per_cpu;
+	sw.per_vcpu = c.per_vcpu;
+	sw.vm_detail = c.vm_detail;
+	sw.per_queue = c.per_queue;
+	sw.culprit_top = c.culprit_top;
+	sw.culprit_matrix = c.culprit_matrix;
+	sw.full_text_buckets = c.text_buckets == "full";
+	return sw;
+}
+
 // What /metrics renders: the latest snapshot and what came with it.
 struct Published {
 	std::uint64_t seq = 0;
@@ -114,13 +129,14 @@ struct Published {
 	std::shared_ptr<const std::vector<std::string>> claimed;
 	std::shared_ptr<const std::vector<hwsig::Vm>> vms; // the history's: shared while they stay the same
 	LoopFigures loop;
-	bool per_cpu = false;
+	hwsig::ExportSwitches switches;
 };
 
 // Renders each published state at most once per format, whatever the
 // number of scrapers: a scrape costs a copy of the cached text.
 class Exposition {
 public:
+	explicit Exposition(NoteLog &notes) : notes_(notes) {}
 	// Self metrics of other parts (hwsig.ko's counters, the recorder's),
 	// read when a scrape renders: hwsig.ko's take a netlink round trip.
 	void set_more_self(std::function<void(std::vector<hwsig::SelfMetric> &)> more) { more_self_ = std::move(more); }
@@ -129,24 +145,28 @@ public:
 		std::lock_guard lock(mu_);
 		latest_ = std::move(p);
 	}
-	HttpReply metrics(std::string_view accept)
+	// The gzipped body is cached beside the plain one: compressed once per
+	// snapshot and format too, whatever the number of scrapers.
+	HttpReply metrics(std::string_view accept, bool gzip_ok)
 	{
 		const auto fmt = hwsig::negotiate_format(accept);
-		const int i = fmt == hwsig::ExpositionFormat::OpenMetrics100 ? 1 : 0;
 		std::lock_guard lock(mu_);
 		if (!latest_)
 			return {503, "text/plain; charset=utf-8", "hwsigd: no snapshot yet\n"};
-		if (cache_[i].seq != latest_->seq || cache_[i].body.empty()) {
+		Cached &plain = cache_[static_cast<int>(fmt)][0];
+		if (plain.seq != latest_->seq || plain.body.empty()) {
 			const std::uint64_t start = mono_now();
 			if (unavailable_seq_ != latest_->seq) {
 				unavailable_ = hwsig::derive(*latest_->prev, *latest_->snapshot, *latest_->claimed).unavailable;
 				unavailable_seq_ = latest_->seq;
+				notes_.seen(unavailable_); // their words, which /metrics leaves out
 			}
 			hwsig::ExportInput in;
 			in.snapshot = latest_->snapshot.get();
 			in.unavailable = &unavailable_;
 			in.vms = latest_->vms.get();
-			in.per_cpu = latest_->per_cpu;
+			in.switches = latest_->switches;
+			in.culprit_picks = &culprit_picks_;
 			in.version = HWSIG_VERSION;
 			add_loop_metrics(latest_->loop, in.self);
 			if (more_self_)
@@ -155,11 +175,22 @@ public:
 					   "Time the last rendering of this exposition took (scrapes between two "
 					   "snapshots are served from it)",
 					   false, {}, last_render_s_});
-			cache_[i].body = hwsig::render_prometheus(in, fmt);
-			cache_[i].seq = latest_->seq;
+			plain.body = hwsig::render_prometheus(in, fmt);
+			plain.seq = latest_->seq;
 			last_render_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 		}
-		return {200, std::string(hwsig::content_type(fmt)), cache_[i].body};
+		HttpReply reply{200, std::string(hwsig::content_type(fmt)), {}, gzip_ok, "Accept, Accept-Encoding"};
+		if (!gzip_ok) {
+			reply.body = plain.body;
+			return reply;
+		}
+		Cached &packed = cache_[static_cast<int>(fmt)][1];
+		if (packed.seq != plain.seq || packed.body.empty()) {
+			packed.body = gzip(plain.body);
+			packed.seq = plain.seq;
+		}
+		reply.body = packed.body;
+		return reply;
 	}
 
 private:
@@ -168,18 +199,21 @@ private:
 		std::string body;
 	};
 	std::mutex mu_;
+	NoteLog &notes_;
 	std::shared_ptr<const Published> latest_;
 	std::function<void(std::vector<hwsig::SelfMetric> &)> more_self_;
-	Cached cache_[2];
+	Cached cache_[hwsig::kExpositionFormats][2]; // per format: plain, gzipped
+	hwsig::CulpritPicks culprit_picks_;
 	std::uint64_t unavailable_seq_ = 0; // the state unavailable_ was derived for
 	std::vector<hwsig::UnavailableNote> unavailable_;
 	double last_render_s_ = 0;
 };
 
-HttpReply route(Exposition &exp, std::string_view path, std::string_view accept)
+HttpReply route(Exposition &exp, const HttpRequest &req)
 {
+	const std::string_view path = req.path;
 	if (path == "/metrics")
-		return exp.metrics(accept);
+		return exp.metrics(req.accept, req.gzip_ok);
 	if (path == "/")
 		return {200, "text/html; charset=utf-8",
 			"<html><head><title>hwsigd</title></head><body><h1>hwsigd</h1>"
@@ -229,7 +263,8 @@ private:
 	// instead of making the daemon burn a CPU.
 	std::uint64_t fresh_at_ns_ = 0;
 	std::string fresh_text_;
-	Exposition exposition_;
+	NoteLog note_log_;
+	Exposition exposition_{note_log_};
 	std::unique_ptr<HttpServer> http_;
 	std::unique_ptr<LocalServer> local_;
 	std::unique_ptr<KmodOwnership> kmod_;
@@ -260,8 +295,8 @@ bool Service::start()
 		// Bind first: an address in use or a live daemon on the socket
 		// ends the start before anything is loaded into the kernel.
 		if (cfg_.listen != "none")
-			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](std::string_view path, std::string_view accept) {
-				return route(exposition_, path, accept);
+			http_ = std::make_unique<HttpServer>(cfg_.listen, [this](const HttpRequest &req) {
+				return route(exposition_, req);
 			});
 		if (cfg_.socket != "none")
 			local_ = std::make_unique<LocalServer>(cfg_.socket, cfg_.socket_group,
@@ -344,7 +379,7 @@ void Service::publish(std::shared_ptr<const hwsig::Snapshot> prev, std::shared_p
 	p->snapshot = std::move(cur);
 	p->prev = std::move(prev);
 	p->claimed = claimed_shared_;
-	p->per_cpu = cfg_.per_cpu;
+	p->switches = export_switches(cfg_);
 	p->vms = std::move(vms);
 	LoopFigures &f = p->loop;
 	{
@@ -406,6 +441,7 @@ void Service::tick(std::uint64_t deadline)
 	++snapshots_;
 	if (cfg_.print_intervals || !rules_.empty()) {
 		const hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
+		note_log_.seen(iv.unavailable);
 		if (cfg_.print_intervals) {
 			hwsig::RenderOptions o;
 			std::fputs(hwsig::render_stat_interval(iv, o, hwsig::Thresholds{}, hwsig::StatForm::Json).c_str(),
@@ -447,6 +483,12 @@ void Service::reload()
 		cfg_.interval = fresh.interval;
 		interval_s_ = cfg_.interval;
 		cfg_.per_cpu = fresh.per_cpu;
+		cfg_.per_vcpu = fresh.per_vcpu;
+		cfg_.vm_detail = fresh.vm_detail;
+		cfg_.per_queue = fresh.per_queue;
+		cfg_.culprit_top = fresh.culprit_top;
+		cfg_.culprit_matrix = fresh.culprit_matrix;
+		cfg_.text_buckets = fresh.text_buckets;
 		cfg_.history = fresh.history;
 		cfg_.log_level = fresh.log_level;
 		{

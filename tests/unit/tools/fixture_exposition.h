@@ -17,6 +17,14 @@ namespace hwsig_test {
 
 void add_synthetic_series(hwsig::Snapshot &snap, const std::vector<hwsig::Vm> &vms);
 
+// A big hypervisor host's guests and disks, as the sources would report
+// them: n VMs named vm000.. with vcpus vCPU threads each, one rx and one tx
+// virtqueue each, every VM's wait blamed on every other VM and on each
+// host class, and the devices sd0.. with every block series. step scales
+// the counts (a later snapshot of the same host: step + 1).
+std::vector<hwsig::Vm> add_guests(hwsig::Snapshot &snap, unsigned n, unsigned vcpus, unsigned devices,
+				  unsigned step = 1);
+
 struct FixtureExport {
 	hwsig::Snapshot snapshot; // the second one
 	hwsig::Interval interval;

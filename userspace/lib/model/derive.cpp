@@ -103,15 +103,15 @@ private:
 		  const std::string &source, std::string note = {})
 	{
 		if (!std::isfinite(value)) {
-			unavailable(def, scope, "not a finite number " + span());
+			unavailable(def, scope, UnavailableCode::incomplete, "not a finite number " + span());
 			return;
 		}
 		out_.metrics.push_back({def.id, scope, value, def.unit, source, std::move(note), def.layer});
 	}
 
-	void unavailable(const MetricDef &def, const std::string &scope, std::string reason)
+	void unavailable(const MetricDef &def, const std::string &scope, UnavailableCode code, std::string reason)
 	{
-		out_.unavailable.push_back({def.id, scope, std::move(reason)});
+		out_.unavailable.push_back({def.id, scope, code, std::move(reason)});
 	}
 
 	std::string span() const { return start_ ? "in this run" : "in this interval"; }
@@ -168,16 +168,16 @@ private:
 			if (!c || !p) {
 				if (c && !p)
 					return std::nullopt; // appeared in this interval: next time
-				unavailable(def, scope, "incomplete data: no " + name + " for this scope");
+				unavailable(def, scope, UnavailableCode::incomplete, "incomplete data: no " + name + " for this scope");
 				return std::nullopt;
 			}
 			if (went_backwards(*p, *c)) {
-				unavailable(def, scope, name + " went backwards (counter reset)");
+				unavailable(def, scope, UnavailableCode::incomplete, name + " went backwards (counter reset)");
 				return std::nullopt;
 			}
 			const double uncounted_ns = c->mux.uncounted_ns - p->mux.uncounted_ns;
 			if (uncounted_ns > 0) {
-				unavailable(def, scope, not_counted(name, uncounted_ns));
+				unavailable(def, scope, UnavailableCode::incomplete, not_counted(name, uncounted_ns));
 				return std::nullopt;
 			}
 			s.delta += c->value - p->value;
@@ -229,7 +229,8 @@ private:
 			double value = 0;
 			if (rule.kind == Rule::Kind::Rate) {
 				if (dt <= 0) {
-					unavailable(def, scope, start_ ? "zero-length run" : "zero-length interval");
+					unavailable(def, scope, UnavailableCode::incomplete,
+						    start_ ? "zero-length run" : "zero-length interval");
 					continue;
 				}
 				value = rule.scale * num->delta / dt;
@@ -238,7 +239,7 @@ private:
 				if (!den)
 					continue;
 				if (den->delta <= 0) {
-					unavailable(def, scope, "no " + join(rule.den) + " " + span());
+					unavailable(def, scope, UnavailableCode::no_events, "no " + join(rule.den) + " " + span());
 					continue;
 				}
 				value = rule.scale * num->delta / den->delta;
@@ -278,12 +279,12 @@ private:
 			(void)scope_seconds(def.rule.num.front(), scope, note);
 			auto d = Histogram::delta(*before, hist);
 			if (!d) {
-				unavailable(def, scope, "histogram went backwards (collector reset)");
+				unavailable(def, scope, UnavailableCode::incomplete, "histogram went backwards (collector reset)");
 				continue;
 			}
 			if (def.rule.kind != Rule::Kind::Percentile && d->total() > 0 &&
 			    d->total() < kMinEntropyRequests) {
-				unavailable(def, scope,
+				unavailable(def, scope, UnavailableCode::no_events,
 					    "too few requests (" + std::to_string(d->total()) + " in the interval, " +
 						    std::to_string(kMinEntropyRequests) + " needed)");
 				continue;
@@ -291,7 +292,7 @@ private:
 			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
 									 : seek_pattern_entropy(*d);
 			if (!v) {
-				unavailable(def, scope, no_events(def) + span());
+				unavailable(def, scope, UnavailableCode::no_events, no_events(def) + span());
 				continue;
 			}
 			emit(def, scope, def.rule.scale * *v, series->second.source, std::move(note));
@@ -418,10 +419,15 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 	for (const auto &def : catalog()) {
 		if (with_value.count(def.id) || with_note.count(def.id))
 			continue;
-		std::string why = !claimed.count(def.id) ? "no source for it in this build"
-			: per_device(def)		 ? std::string("no block device with I/O ") + span
-							 : std::string("no data ") + span;
-		out.unavailable.push_back({def.id, "system", std::move(why)});
+		if (!claimed.count(def.id))
+			out.unavailable.push_back({def.id, "system", UnavailableCode::disabled,
+						   "no source for it in this build"});
+		else if (per_device(def))
+			out.unavailable.push_back({def.id, "system", UnavailableCode::no_events,
+						   std::string("no block device with I/O ") + span});
+		else
+			out.unavailable.push_back({def.id, "system", UnavailableCode::incomplete,
+						   std::string("no data ") + span});
 	}
 	// A per-device metric's reason for every device goes at "dev:*".
 	// (The catalog never changes: its index is built once.)

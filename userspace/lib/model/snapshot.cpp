@@ -119,14 +119,15 @@ void Snapshot::add_histogram(std::string_view name, std::string_view scope, Hist
 	put(histograms_, spares_.histograms, name, scope, std::move(h), source, stamp_ns_);
 }
 
-void Snapshot::add_unavailable(std::string_view id, std::string_view scope, std::string_view reason)
+void Snapshot::add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,
+			       std::string_view reason)
 {
 	// A host without a PMU or vhost has dozens of notes every snapshot:
 	// one allocation for them, not a growth by doubling.
 	if (unavailable_.capacity() == 0)
 		unavailable_.reserve(64);
 	if (spares_.notes.empty()) {
-		unavailable_.push_back({std::string(id), std::string(scope), std::string(reason)});
+		unavailable_.push_back({std::string(id), std::string(scope), code, std::string(reason)});
 		return;
 	}
 	// The same notes come back every snapshot: into their old strings.
@@ -134,6 +135,7 @@ void Snapshot::add_unavailable(std::string_view id, std::string_view scope, std:
 	spares_.notes.pop_back();
 	note.id.assign(id);
 	note.scope.assign(scope);
+	note.code = code;
 	note.reason.assign(reason);
 }
 

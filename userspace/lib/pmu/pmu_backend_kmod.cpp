@@ -147,13 +147,13 @@ void KmodBackend::check_status(PmuNotes &notes)
 					cycles_err = first_error[i];
 			}
 			if (!any_ok[i] && first_error.count(i))
-				notes.series_missing({series_[i]}, "hwsig.ko: " + errno_name(first_error[i]) +
+				notes.series_missing({series_[i]}, errno_code(first_error[i]), "hwsig.ko: " + errno_name(first_error[i]) +
 									   " opening the event for " + series_[i]);
 		}
 		if (!cycles_ok)
-			notes.replace_core(no_pmu_reason(cpu_, cycles_err, "hwsig.ko"));
+			notes.replace_core(UnavailableCode::unsupported, no_pmu_reason(cpu_, cycles_err, "hwsig.ko"));
 	} catch (const Error &e) {
-		notes.core_missing(std::string("hwsig.ko status: ") + e.what());
+		notes.core_missing(UnavailableCode::read_error, std::string("hwsig.ko status: ") + e.what());
 	}
 }
 
@@ -162,7 +162,7 @@ KmodBackend::Refresh KmodBackend::refresh(PmuNotes &notes)
 	try {
 		return reader_->refresh() ? Refresh::Reconfigured : Refresh::Same;
 	} catch (const Error &e) {
-		notes.core_missing(std::string("hwsig.ko ring: ") + e.what());
+		notes.core_missing(UnavailableCode::read_error, std::string("hwsig.ko ring: ") + e.what());
 		return Refresh::Failed;
 	}
 }

@@ -40,7 +40,7 @@ std::map<std::string, PerfEventSpec> choose(unsigned probe_cpu, const CorePlan &
 		} catch (const Error &e) {
 			if (s.series == series::kPmuCycles)
 				*cycles_err = e.err();
-			notes.series_missing({s.series}, "perf " + s.event.name + ": " + errno_name(e.err()));
+			notes.series_missing({s.series}, errno_code(e.err()), "perf " + s.event.name + ": " + errno_name(e.err()));
 		}
 	}
 	return chosen;
@@ -74,7 +74,7 @@ void PerfBackend::init(const std::string &root, const CpuIdentity &cpu, const Co
 	online_path_ = join_path(root, "/sys/devices/system/cpu/online");
 	const auto cpus = online_cpus();
 	if (!cpus) {
-		notes.core_missing("cannot read the online CPU list");
+		notes.core_missing(UnavailableCode::read_error, "cannot read the online CPU list");
 		return;
 	}
 	int cycles_err = 0;
@@ -82,13 +82,13 @@ void PerfBackend::init(const std::string &root, const CpuIdentity &cpu, const Co
 	if (cycles_err) {
 		// Without cycles there is no core PMU to speak of: one reason
 		// for every metric, replacing the per-event ones.
-		std::string why = cycles_err == EACCES || cycles_err == EPERM
-					  ? "perf_event_open not permitted (perf cycles: " + errno_name(cycles_err) +
-						    "; needs CAP_PERFMON or kernel.perf_event_paranoid <= 0)"
-					  : no_pmu_reason(cpu, cycles_err);
+		const bool denied = cycles_err == EACCES || cycles_err == EPERM;
+		std::string why = denied ? "perf_event_open not permitted (perf cycles: " + errno_name(cycles_err) +
+						   "; needs CAP_PERFMON or kernel.perf_event_paranoid <= 0)"
+					 : no_pmu_reason(cpu, cycles_err);
 		if (!kmod_problem.empty() && kmod_problem != "hwsig.ko is idle")
 			why += "; " + kmod_problem;
-		notes.replace_core(why);
+		notes.replace_core(denied ? UnavailableCode::permission : UnavailableCode::unsupported, why);
 		return;
 	}
 	for (const auto &members : kGroups) {
@@ -119,7 +119,7 @@ void PerfBackend::open_cpu(unsigned cpu, PmuNotes &notes)
 		try {
 			groups.push_back(Group{id, names, PerfGroup::open(events, static_cast<int>(cpu))});
 		} catch (const Error &e) {
-			notes.series_missing({names.begin(), names.end()}, std::string("perf: ") + e.what(),
+			notes.series_missing({names.begin(), names.end()}, errno_code(e.err()), std::string("perf: ") + e.what(),
 					     cpu_scope(cpu));
 			continue;
 		}

@@ -17,7 +17,7 @@ void UncoreBackend::init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNote
 	reset();
 	UncoreDramPlan plan = plan_uncore_dram(pmus, cpu);
 	if (plan.events.empty()) {
-		notes.series_missing(pmu_dram_series(), plan.unavailable_reason);
+		notes.series_missing(pmu_dram_series(), UnavailableCode::unsupported, plan.unavailable_reason);
 		return;
 	}
 	// The series this plan feeds; the catalog's other DRAM metrics say why not.
@@ -28,22 +28,25 @@ void UncoreBackend::init(const PmuDevices &pmus, const CpuIdentity &cpu, PmuNote
 	for (std::string_view s : pmu_dram_series())
 		if (std::find(fed.begin(), fed.end(), s) == fed.end())
 			not_fed.push_back(s);
-	notes.series_missing(not_fed, plan.kind == "amd_df"
+	notes.series_missing(not_fed, UnavailableCode::unsupported, plan.kind == "amd_df"
 					      ? "amd_df counts DRAM reads and writes together (no read/write split)"
 					      : plan.kind + " counts DRAM reads and writes apart (mem.imc_read_bps, "
 							    "mem.imc_write_bps)");
 	std::string first_error;
+	int first_errno = 0;
 	for (auto &e : plan.events) {
 		try {
 			PerfGroup g = PerfGroup::open({e.spec}, static_cast<int>(e.cpu));
 			boxes_.push_back(Box{std::move(e), std::move(g)});
 		} catch (const Error &x) {
-			if (first_error.empty())
+			if (first_error.empty()) {
 				first_error = x.what();
+				first_errno = x.err();
+			}
 		}
 	}
 	if (boxes_.empty())
-		notes.series_missing(fed, "uncore " + plan.kind + ": " + first_error);
+		notes.series_missing(fed, errno_code(first_errno), "uncore " + plan.kind + ": " + first_error);
 }
 
 void UncoreBackend::collect(Snapshot &snap)

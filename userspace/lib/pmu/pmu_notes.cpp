@@ -9,22 +9,23 @@
 
 namespace hwsig::pmu {
 
-void PmuNotes::note(const std::string &id, const std::string &reason, const std::string &scope)
+void PmuNotes::note(const std::string &id, UnavailableCode code, const std::string &reason,
+		    const std::string &scope)
 {
 	for (const auto &n : notes_)
 		if (n.id == id && n.scope == scope)
 			return;
-	notes_.push_back({id, scope, reason});
+	notes_.push_back({id, scope, code, reason});
 }
 
-void PmuNotes::series_missing(const std::vector<std::string_view> &series, const std::string &reason,
-			      const std::string &scope)
+void PmuNotes::series_missing(const std::vector<std::string_view> &series, UnavailableCode code,
+			      const std::string &reason, const std::string &scope)
 {
 	for (const auto &id : metrics_reading(series))
-		note(id, reason, scope);
+		note(id, code, reason, scope);
 }
 
-void PmuNotes::replace_core(const std::string &reason)
+void PmuNotes::replace_core(UnavailableCode code, const std::string &reason)
 {
 	const auto core = metrics_reading(pmu_core_series());
 	notes_.erase(std::remove_if(notes_.begin(), notes_.end(),
@@ -32,7 +33,7 @@ void PmuNotes::replace_core(const std::string &reason)
 					    return std::find(core.begin(), core.end(), n.id) != core.end();
 				    }),
 		     notes_.end());
-	core_missing(reason);
+	core_missing(code, reason);
 }
 
 void PmuNotes::forget(const std::string &scope)
@@ -43,8 +44,8 @@ void PmuNotes::forget(const std::string &scope)
 
 void PmuNotes::add_to(Snapshot &snap) const
 {
-	for (const auto &[id, scope, reason] : notes_)
-		snap.add_unavailable(id, scope, reason);
+	for (const auto &[id, scope, code, reason] : notes_)
+		snap.add_unavailable(id, scope, code, reason);
 }
 
 std::string cpu_scope(unsigned cpu)

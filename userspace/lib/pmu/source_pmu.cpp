@@ -44,7 +44,7 @@ private:
 		cpu_ = read_cpu_identity(root);
 		plan_ = plan_core_events(*pmus_, cpu_);
 		for (const auto &[series, why] : plan_.missing)
-			notes_.series_missing({series}, why);
+			notes_.series_missing({series}, UnavailableCode::unsupported, why);
 		const std::string device = join_path(root, "/dev/hwsig");
 		if (!(opt_.use_kmod && path_exists(device) && kmod_.init(device, *pmus_, cpu_, plan_, opt_.start_kmod)))
 			perf_.init(root, cpu_, plan_, kmod_.problem(), notes_);

@@ -59,11 +59,11 @@ public:
 		for (const Vm &vm : *ctx.vms) {
 			scopes_now.insert(vm.scope());
 			if (vm.vcpu_tids.empty()) {
-				unavailable(snap, vm.scope(), "no vCPU threads ('CPU n/KVM') to count on");
+				unavailable(snap, vm.scope(), UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') to count on");
 				continue;
 			}
 			if (!problem_.empty()) {
-				unavailable(snap, vm.scope(), problem_);
+				unavailable(snap, vm.scope(), problem_code_, problem_);
 				continue;
 			}
 			collect_vm(vm, snap, tids_now);
@@ -102,16 +102,18 @@ private:
 			CpuIdentity cpu = read_cpu_identity(root);
 			for (const auto &s : plan_core_events(pmus, cpu).series)
 				events_.emplace(s.series, s.event);
-			if (!events_.count(series::kPmuCycles))
+			if (!events_.count(series::kPmuCycles)) {
 				problem_ = "per-VM counting needs the core PMU: " + no_pmu_reason(cpu, ENOENT);
+				problem_code_ = UnavailableCode::unsupported;
+			}
 			cpu_ = cpu;
 		}
 	}
 
-	void unavailable(Snapshot &snap, const std::string &scope, const std::string &why)
+	void unavailable(Snapshot &snap, const std::string &scope, UnavailableCode code, const std::string &why)
 	{
 		for (const auto &id : provides())
-			snap.add_unavailable(id, scope, why);
+			snap.add_unavailable(id, scope, code, why);
 	}
 
 	void collect_vm(const Vm &vm, Snapshot &snap, std::set<int> &tids_now)
@@ -123,8 +125,9 @@ private:
 			if (it == threads_.end() || it->second.scope != vm.scope()) {
 				Thread t;
 				std::string why;
-				if (!open_thread(vm, tid, t, why)) {
-					unavailable(snap, vm.scope(), why);
+				UnavailableCode code{};
+				if (!open_thread(vm, tid, t, code, why)) {
+					unavailable(snap, vm.scope(), code, why);
 					return;
 				}
 				it = threads_.insert_or_assign(tid, std::move(t)).first;
@@ -144,7 +147,7 @@ private:
 		}
 	}
 
-	bool open_thread(const Vm &vm, int tid, Thread &t, std::string &why)
+	bool open_thread(const Vm &vm, int tid, Thread &t, UnavailableCode &code, std::string &why)
 	{
 		t.scope = vm.scope();
 		for (std::size_t g = 0; g < kVmGroups.size(); ++g) {
@@ -165,12 +168,15 @@ private:
 				if (e.err() == ESRCH)
 					continue; // the thread exited since the scan
 				why = std::string("perf: ") + e.what();
+				code = errno_code(e.err());
 				// What no retry changes: said once for all, and not
 				// tried again at every interval.
 				if (e.err() == ENOENT || e.err() == EOPNOTSUPP)
 					problem_ = why = "per-VM counting needs the core PMU: " + no_pmu_reason(cpu_, e.err());
 				else if (e.err() == EACCES || e.err() == EPERM || e.err() == EINVAL)
 					problem_ = why;
+				if (!problem_.empty())
+					problem_code_ = code;
 				return false;
 			}
 			t.series.push_back(std::move(names));
@@ -184,6 +190,7 @@ private:
 	std::map<std::string, PerfEventSpec> fixed_events_, events_;
 	bool planned_ = false;
 	std::string root_, problem_;
+	UnavailableCode problem_code_ = UnavailableCode::unsupported;
 	CpuIdentity cpu_;
 	std::map<int, Thread> threads_;
 	std::set<std::string> vm_scopes_;

@@ -256,7 +256,7 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 		out += '\n';
 	}
 	for (const auto &u : snap.unavailable()) {
-		put_fields(out, std::string_view("U"), u.id, u.scope);
+		put_fields(out, std::string_view("U"), u.id, u.scope, code_name(u.code));
 		put_escaped(out, u.reason); // the last field: no tab after it
 		out += '\n';
 	}
@@ -351,9 +351,15 @@ SharedSnapshot decode_snapshot(std::string_view text)
 		} else if (kind == "zero") {
 			want(2);
 			s.snapshot.set_counts_from_zero(f[1]);
+		} else if (kind == "U" && version >= 4) {
+			want(5);
+			auto code = parse_unavailable_code(f[3]);
+			if (!code)
+				bad(line, "unknown unavailable code '" + f[3] + "'");
+			s.snapshot.add_unavailable(f[1], f[2], *code, f[4]);
 		} else if (kind == "U") {
 			want(4);
-			s.snapshot.add_unavailable(f[1], f[2], f[3]);
+			s.snapshot.add_unavailable(f[1], f[2], UnavailableCode::unknown, f[3]);
 		} else if (kind == "end") {
 			want(1);
 			ended = true;

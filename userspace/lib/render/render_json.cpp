@@ -53,7 +53,8 @@ std::string render_json(const Interval &iv, const RenderOptions &opt)
 		out += first ? "" : ",";
 		first = false;
 		out += "{\"id\":\"" + json_escape(u.id) + "\",\"scope\":\"" + json_escape(u.scope) +
-		       "\",\"reason\":\"" + json_escape(u.reason) + "\"}";
+		       "\",\"reason\":\"" + json_escape(u.reason) + "\",\"code\":\"" +
+		       std::string(code_name(u.code)) + "\"}";
 	}
 	out += "]";
 	// An addition to the schema: present whenever verdicts were judged,

@@ -1,17 +1,18 @@
-// The Prometheus text (0.0.4) and OpenMetrics 1.0 exposition of a snapshot.
-// Documentation/prometheus.rst is the contract: names, units, labels, the
-// aggregate-vs-breakdown rule, the histogram bucket and _sum rules.
+// Which series of a snapshot /metrics exports, under which names and labels:
+// Documentation/prometheus.rst is the contract (names, units, labels, the
+// aggregate-vs-breakdown rule, the series budget and its switches, the
+// histogram bucket and _sum rules). exposition.cpp spells the result in a
+// wire format.
 #include "hwsig/render_prometheus.h"
 
-#include "hwsig/family_listing.h"
-
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <map>
 #include <optional>
 
+#include "exposition.h"
+#include "hwsig/family_listing.h"
+#include "hwsig/http_header_list.h"
 #include "hwsig/scope.h"
 #include "hwsig/series.h"
 
@@ -19,287 +20,13 @@ namespace hwsig {
 
 namespace {
 
-enum class Type { Counter, Gauge, Histogram, Info };
-
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// --- formatting ------------------------------------------------------------
-
-std::string number(double v)
-{
-	if (std::isnan(v))
-		return "NaN";
-	if (std::isinf(v))
-		return v > 0 ? "+Inf" : "-Inf";
-	char buf[64];
-	// Whole numbers (counters, bucket counts) in full, not as 1e+06.
-	if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {
-		auto r = std::to_chars(buf, buf + sizeof(buf), static_cast<long long>(v));
-		return std::string(buf, r.ptr);
-	}
-	auto r = std::to_chars(buf, buf + sizeof(buf), v);
-	return std::string(buf, r.ptr);
-}
-
-// Length of the valid UTF-8 sequence at s[i], 0 if invalid (overlong,
-// surrogate, above U+10FFFF or truncated).
-std::size_t utf8_length(std::string_view s, std::size_t i)
-{
-	const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-	const unsigned char c = b(i);
-	if (c < 0x80)
-		return 1;
-	std::size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-	if (n == 0 || c > 0xF4 || i + n > s.size())
-		return 0;
-	for (std::size_t k = 1; k < n; ++k)
-		if ((b(i + k) & 0xC0) != 0x80)
-			return 0;
-	if ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) >= 0xA0) || (c == 0xF0 && b(i + 1) < 0x90) ||
-	    (c == 0xF4 && b(i + 1) >= 0x90))
-		return 0;
-	return n;
-}
-
-// Label values and HELP text: the escapes of the format, and every byte
-// that is not valid UTF-8 (a VM name from a command line, a sensor label)
-// as U+FFFD, because both formats require UTF-8 and Prometheus rejects the
-// whole scrape otherwise.
-void escape_into(std::string &out, std::string_view s, bool quote)
-{
-	for (std::size_t i = 0; i < s.size(); ++i) {
-		const char c = s[i];
-		if (static_cast<unsigned char>(c) >= 0x80) {
-			std::size_t n = utf8_length(s, i);
-			if (n == 0) {
-				out += "\xEF\xBF\xBD";
-			} else {
-				out.append(s, i, n);
-				i += n - 1;
-			}
-			continue;
-		}
-		switch (c) {
-		case '\\': out += "\\\\"; break;
-		case '\n': out += "\\n"; break;
-		case '"':
-			if (quote) {
-				out += "\\\"";
-				break;
-			}
-			[[fallthrough]];
-		default: out.push_back(c);
-		}
-	}
-}
-
-bool valid_name(std::string_view n, bool metric)
-{
-	if (n.empty())
-		return false;
-	for (std::size_t i = 0; i < n.size(); ++i) {
-		char c = n[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (metric && c == ':') ||
-			  (i > 0 && c >= '0' && c <= '9');
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-std::string label_text(const Labels &labels)
-{
-	std::string out;
-	for (const auto &[k, v] : labels) {
-		if (!out.empty())
-			out += ',';
-		out += k;
-		out += "=\"";
-		escape_into(out, v, true);
-		out += '"';
-	}
-	return out;
-}
-
-// Sort key of a series: its label text with every run of digits left-padded,
-// so cpu="2" sorts before cpu="10".
-std::string sort_key(const std::string &text)
-{
-	// The padded text, then the text itself: cpu="07" and cpu="7" stay apart.
-	std::string key;
-	for (std::size_t i = 0; i < text.size();) {
-		if (text[i] >= '0' && text[i] <= '9') {
-			std::size_t j = i;
-			while (j < text.size() && text[j] >= '0' && text[j] <= '9')
-				++j;
-			if (j - i < 12)
-				key.append(12 - (j - i), '0');
-			key.append(text, i, j - i);
-			i = j;
-		} else {
-			key.push_back(text[i++]);
-		}
-	}
-	key.push_back('\0');
-	key += text;
-	return key;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix)
-{
-	return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// --- families ----------------------------------------------------------------
-
-struct Family {
-	Type type = Type::Gauge;
-	std::string help;
-	std::map<std::string, std::string> series; // sort key -> sample lines
-};
-
-class Exposition {
-public:
-	// name: the 0.0.4 name (a counter's ends in _total, an info's in _info).
-	Family *family(const std::string &name, Type type, std::string_view help)
-	{
-		auto [it, inserted] = families_.try_emplace(name);
-		if (inserted) {
-			it->second.type = type;
-			it->second.help = help;
-		} else if (it->second.type != type) {
-			return nullptr; // one name, two types: the first one wins
-		}
-		return &it->second;
-	}
-
-	void sample(const std::string &name, Type type, std::string_view help, const Labels &labels, double value)
-	{
-		Family *f = family(name, type, help);
-		if (!f)
-			return;
-		std::string lt = label_text(labels);
-		auto [it, inserted] = f->series.try_emplace(sort_key(lt));
-		if (!inserted)
-			return; // no duplicate series
-		std::string &s = it->second;
-		s = name;
-		if (!lt.empty())
-			s += "{" + lt + "}";
-		s += ' ';
-		s += number(value);
-		s += '\n';
-	}
-
-	// The buckets of one family: every series has the same ones.
-	struct Buckets {
-		std::vector<std::string> le; // finite bounds, as printed
-		std::vector<double> mid;     // per slot: its value in the _sum estimate
-	};
-
-	static Buckets buckets(Histogram::Layout layout, std::size_t slots, const series::Buckets &spec)
-	{
-		Buckets b;
-		Histogram h;
-		h.layout = layout;
-		for (std::size_t i = 0; i < slots; ++i) {
-			auto [low, high] = h.slot_range(i);
-			const double lo = low * spec.scale / spec.div;
-			if (spec.open_last && i + 1 == slots) {
-				// Clamped slot: no upper bound, only in +Inf; its
-				// values count at the slot's lower bound in _sum.
-				b.mid.push_back(lo);
-				break;
-			}
-			const double le = high * spec.scale / spec.div - spec.step;
-			b.le.push_back(number(le));
-			b.mid.push_back((lo + le) / 2);
-		}
-		return b;
-	}
-
-	void histogram(const std::string &name, std::string_view help, const Labels &labels, const Histogram &h,
-		       const Buckets &b)
-	{
-		Family *f = family(name, Type::Histogram, help);
-		if (!f)
-			return;
-		std::string lt = label_text(labels);
-		auto [it, inserted] = f->series.try_emplace(sort_key(lt));
-		if (!inserted)
-			return;
-		std::string &s = it->second;
-		const std::string prefix = name + "_bucket{" + lt + (lt.empty() ? "" : ",") + "le=\"";
-		s.reserve((prefix.size() + 16) * (b.le.size() + 1) + 2 * (name.size() + lt.size() + 32));
-		std::uint64_t cum = 0;
-		double sum = 0;
-		for (std::size_t i = 0; i < b.mid.size(); ++i) {
-			const std::uint64_t c = i < h.counts.size() ? h.counts[i] : 0;
-			cum += c;
-			sum += static_cast<double>(c) * b.mid[i];
-			if (i < b.le.size()) {
-				s += prefix;
-				s += b.le[i];
-				s += "\"} ";
-				s += std::to_string(cum);
-				s += '\n';
-			}
-		}
-		std::string braces = lt.empty() ? "" : "{" + lt + "}";
-		s += prefix + "+Inf\"} " + std::to_string(cum) + "\n";
-		s += name + "_sum" + braces + " " + number(sum) + "\n";
-		s += name + "_count" + braces + " " + std::to_string(cum) + "\n";
-	}
-
-	std::string text(ExpositionFormat fmt) const
-	{
-		const bool om = fmt == ExpositionFormat::OpenMetrics100;
-		std::string out;
-		std::size_t size = 0;
-		for (const auto &[name, f] : families_)
-			for (const auto &[k, s] : f.series)
-				size += s.size();
-		out.reserve(size + families_.size() * 160 + 16);
-		for (const auto &[name, f] : families_) {
-			if (f.series.empty())
-				continue;
-			std::string fam = name;
-			if (om && f.type == Type::Counter && ends_with(fam, "_total"))
-				fam.resize(fam.size() - 6);
-			if (om && f.type == Type::Info && ends_with(fam, "_info"))
-				fam.resize(fam.size() - 5);
-			const char *type = "gauge";
-			switch (f.type) {
-			case Type::Counter: type = "counter"; break;
-			case Type::Histogram: type = "histogram"; break;
-			case Type::Info: type = om ? "info" : "gauge"; break;
-			case Type::Gauge: break;
-			}
-			out += "# HELP " + fam + " ";
-			escape_into(out, f.help, om);
-			out += "\n# TYPE " + fam + " " + type + "\n";
-			if (om) {
-				for (const char *unit : {"seconds", "bytes", "celsius", "ratio"})
-					if (ends_with(fam, std::string("_") + unit)) {
-						out += "# UNIT " + fam + " " + unit + "\n";
-						break;
-					}
-			}
-			for (const auto &[k, s] : f.series)
-				out += s;
-		}
-		if (om)
-			out += "# EOF\n";
-		return out;
-	}
-
-private:
-	std::map<std::string, Family> families_;
-};
+using expo::Exposition;
+using expo::Labels;
+using expo::Type;
 
 // --- scopes -> labels --------------------------------------------------------
 
-enum class ScopeKind { System, Cpu, Breakdown, NodeHugepages, Vm, VmVcpu, VmCulprit, Vq, Skip };
+enum class ScopeKind { System, Cpu, Breakdown, Device, NodeHugepages, Vm, VmVcpu, VmCulprit, Vq, Skip };
 
 struct ScopeLabels {
 	ScopeKind kind = ScopeKind::Skip;
@@ -338,7 +65,7 @@ ScopeLabels scope_labels(const Scope &s, const std::vector<Vm> *vms)
 		return {ScopeKind::NodeHugepages, {{"node", num(s.node())}, {"size", text(s.hugepage_size())}}};
 	case K::Hugepages: return {ScopeKind::Breakdown, {{"size", text(s.hugepage_size())}}};
 	case K::Zone: return {ScopeKind::Breakdown, {{"zone", text(s.zone())}}};
-	case K::Dev: return {ScopeKind::Breakdown, {{"device", text(s.dev())}}};
+	case K::Dev: return {ScopeKind::Device, {{"device", text(s.dev())}}};
 	case K::Vm: return {ScopeKind::Vm, {{"vm", text(s.vm())}}};
 	case K::VmVcpu: return {ScopeKind::VmVcpu, {{"vm", text(s.vm())}, {"vcpu", num(s.vcpu())}}};
 	case K::VmCulprit: return {ScopeKind::VmCulprit, {{"vm", text(s.vm())}, {"culprit", text(s.culprit())}}};
@@ -360,7 +87,7 @@ std::optional<std::string> note_scope(const std::string &scope, const ExportInpu
 	using K = Scope::Kind;
 	const Scope s = Scope::parse(scope);
 	if (s.kind() == K::Cpu)
-		return in.per_cpu ? scope : Scope::all(K::Cpu).str();
+		return in.switches.per_cpu ? scope : Scope::all(K::Cpu).str();
 	if (s.kind() == K::Pid || s.all_of() == K::Pid)
 		return std::nullopt;
 	if (s.kind() == K::Vq)
@@ -369,45 +96,68 @@ std::optional<std::string> note_scope(const std::string &scope, const ExportInpu
 	return scope;
 }
 
-// The scopes of one raw series that are exported, by the rule of
-// Documentation/prometheus.rst: a breakdown (cpu:N with per_cpu, socket,
-// node, zone, hugepages size, device, virtqueue) replaces its aggregate
-// (system); vm:NAME, vm:NAME/vcpu:N and vm:NAME/culprit:WHO go to the
-// hwsig_vm_* family (a per-vCPU series only with its vCPUs: vm_scope
-// false); pid:N never.
-template <typename P> struct Selected {
-	std::vector<std::pair<Labels, const P *>> host, vm, node_hugepages;
+// --- which scopes --------------------------------------------------------------
+
+template <typename P> struct Pick {
+	Labels labels;
+	const P *point;
+	bool coarse; // a histogram's text keeps only its coarse buckets
 };
 
-template <typename P>
-Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bool vm_scope = true)
+template <typename P> struct Selected {
+	std::vector<Pick<P>> host, vm, node_hugepages;
+};
+
+// Whether a row's vm:NAME scope goes to hwsig_vm_<family>.
+bool vm_exported(const series::Def &def, const ExportSwitches &sw)
 {
+	if ((def.at & series::kAtVq) && sw.per_queue)
+		return false; // the queues carry the vm label: sum by (vm)
+	switch (def.vm) {
+	case series::VmExport::All: return true;
+	case series::VmExport::Detail: return sw.vm_detail;
+	case series::VmExport::PartsOnly: return false;
+	}
+	return false;
+}
+
+// The scopes of one raw series that are exported, by the rule of
+// Documentation/prometheus.rst: a breakdown (cpu:N with per-cpu, socket,
+// node, zone, hugepages size, device, virtqueue with per-queue) replaces
+// its aggregate (system); vm:NAME and vm:NAME/vcpu:N go to the hwsig_vm_*
+// family as the row and the switches say; pid:N never; the victim x
+// culprit scopes go through add_culprits().
+template <typename P> Selected<P> select(const Series<P> &s, const ExportInput &in, const series::Def &def)
+{
+	const ExportSwitches &sw = in.switches;
+	const bool coarse = !sw.full_text_buckets;
+	const bool vm = vm_exported(def, sw);
+	const bool vcpus = def.vm == series::VmExport::PartsOnly && sw.per_vcpu;
 	Selected<P> out;
-	std::vector<std::pair<Labels, const P *>> system, breakdown;
+	std::vector<Pick<P>> system, breakdown;
 	for (const auto &[scope, point] : s.by_scope) {
-		if (!in.per_cpu && Scope::kind_of(scope) == Scope::Kind::Cpu)
+		if (!sw.per_cpu && Scope::kind_of(scope) == Scope::Kind::Cpu)
 			continue; // the common case on a big host: skip before any allocation
 		ScopeLabels sl = scope_labels(Scope::parse(scope), in.vms);
 		switch (sl.kind) {
-		case ScopeKind::System: system.push_back({{}, &point}); break;
+		case ScopeKind::System: system.push_back({{}, &point, false}); break;
 		case ScopeKind::Cpu:
-			if (in.per_cpu)
-				breakdown.push_back({std::move(sl.labels), &point});
+		case ScopeKind::Breakdown: breakdown.push_back({std::move(sl.labels), &point, false}); break;
+		case ScopeKind::Device: breakdown.push_back({std::move(sl.labels), &point, coarse}); break;
+		case ScopeKind::Vq:
+			if (sw.per_queue)
+				breakdown.push_back({std::move(sl.labels), &point, coarse});
 			break;
-		case ScopeKind::Breakdown:
-		case ScopeKind::Vq: breakdown.push_back({std::move(sl.labels), &point}); break;
-		case ScopeKind::NodeHugepages: out.node_hugepages.push_back({std::move(sl.labels), &point}); break;
+		case ScopeKind::NodeHugepages: out.node_hugepages.push_back({std::move(sl.labels), &point, false}); break;
 		case ScopeKind::Vm:
-			// A per-vCPU series' vm:NAME point is a mean, not a count:
-			// the vCPUs' own counters are exported instead.
-			if (vm_family && vm_scope)
-				out.vm.push_back({std::move(sl.labels), &point});
+			if (vm)
+				out.vm.push_back({std::move(sl.labels), &point, coarse});
 			break;
 		case ScopeKind::VmVcpu:
-		case ScopeKind::VmCulprit:
-			if (vm_family)
-				out.vm.push_back({std::move(sl.labels), &point});
+			if (vcpus)
+				out.vm.push_back({std::move(sl.labels), &point, coarse});
 			break;
+		case ScopeKind::VmCulprit:
 		case ScopeKind::Skip: break;
 		}
 	}
@@ -415,48 +165,73 @@ Selected<P> select(const Series<P> &s, const ExportInput &in, bool vm_family, bo
 	return out;
 }
 
-// select() of a registry series: which of its vm scopes go to hwsig_vm_* is its row's vm field.
-template <typename P> Selected<P> select(const Series<P> &s, const ExportInput &in, const series::Def &def)
-{
-	return select(s, in, def.vm != series::VmExport::None, def.vm == series::VmExport::All);
-}
+// --- families ------------------------------------------------------------------
 
 // A multiplexed counter is exported as counted, with its enabled and
 // running times: PromQL scales any window by that window's own times, which
 // a scaled cumulative count (pulled toward the lifetime's running fraction)
-// could not give.
+// could not give. Per VM it is hwsigd's estimate instead, the sum of each
+// interval's count scaled by that interval's times (multiplex.h), so that a
+// VM costs one series per counter, not three.
 void add_counter(Exposition &ex, const series::Def &def, const Series<CounterPoint> &s, const ExportInput &in)
 {
 	const std::string host = std::string("hwsig_") + def.family;
 	const std::string vm = std::string("hwsig_vm_") + def.family;
 	auto sel = select(s, in, def);
-	for (const auto *group : {&sel.host, &sel.vm}) {
-		const std::string &name = group == &sel.host ? host : vm;
-		for (const auto &[labels, p] : *group) {
-			const double count = def.pmu ? p->mux.raw : p->value;
-			ex.sample(name, Type::Counter, def.help, labels, count * def.scale / def.div);
-			if (def.pmu) {
-				Labels l{{"counter", name}};
-				l.insert(l.end(), labels.begin(), labels.end());
-				ex.sample(own_family::kPmuEnabled, Type::Counter, own_family::kPmuEnabledHelp, l,
-					  p->mux.enabled_ns / 1e9);
-				ex.sample(own_family::kPmuRunning, Type::Counter, own_family::kPmuRunningHelp, l,
-					  p->mux.running_ns / 1e9);
-			}
+	for (const auto &[labels, p, coarse] : sel.host) {
+		ex.sample(host, Type::Counter, def.help, labels, (def.pmu ? p->mux.raw : p->value) * def.scale / def.div);
+		if (def.pmu) {
+			Labels l{{"counter", host}};
+			l.insert(l.end(), labels.begin(), labels.end());
+			ex.sample(own_family::kPmuEnabled, Type::Counter, own_family::kPmuEnabledHelp, l,
+				  p->mux.enabled_ns / 1e9);
+			ex.sample(own_family::kPmuRunning, Type::Counter, own_family::kPmuRunningHelp, std::move(l),
+				  p->mux.running_ns / 1e9);
 		}
 	}
+	for (const auto &[labels, p, coarse] : sel.vm)
+		ex.sample(vm, Type::Counter, def.help, labels, p->value * def.scale / def.div);
 }
 
 void add_gauge(Exposition &ex, const series::Def &def, const Series<double> &s, const ExportInput &in)
 {
 	auto sel = select(s, in, def);
 	const auto add = [&](const std::string &name, const std::string &help, const auto &group) {
-		for (const auto &[labels, p] : group)
+		for (const auto &[labels, p, coarse] : group)
 			ex.sample(name, Type::Gauge, help, labels, *p * def.scale / def.div);
 	};
 	add(std::string("hwsig_") + def.family, def.help, sel.host);
 	add(std::string("hwsig_vm_") + def.family, def.help, sel.vm);
 	add(std::string("hwsig_node_") + def.family, std::string(def.help) + " Per NUMA node.", sel.node_hugepages);
+}
+
+// The slots of a family's histograms in the exported unit.
+std::shared_ptr<const expo::HistogramBounds> bounds_of(Histogram::Layout layout, std::size_t slots,
+							const series::Buckets &spec)
+{
+	auto b = std::make_shared<expo::HistogramBounds>();
+	Histogram h;
+	h.layout = layout;
+	for (std::size_t i = 0; i < slots; ++i) {
+		auto [low, high] = h.slot_range(i);
+		const double lo = low * spec.scale / spec.div;
+		b->lower.push_back(lo);
+		if (spec.open_last && i + 1 == slots) {
+			// Clamped slot: no upper bound, only in +Inf; its
+			// values count at the slot's lower bound in _sum.
+			b->le.push_back(HUGE_VAL);
+			b->mid.push_back(lo);
+			b->coarse.push_back(false);
+			break;
+		}
+		const double le = high * spec.scale / spec.div - spec.step;
+		b->le.push_back(le);
+		b->le_text.push_back(expo::number_text(le));
+		b->mid.push_back((lo + le) / 2);
+		b->coarse.push_back(std::find(std::begin(spec.coarse), std::end(spec.coarse), high) !=
+				    std::end(spec.coarse));
+	}
+	return b;
 }
 
 void add_histogram(Exposition &ex, const series::Def &def, const Series<Histogram> &s, const ExportInput &in)
@@ -469,14 +244,135 @@ void add_histogram(Exposition &ex, const series::Def &def, const Series<Histogra
 	auto sel = select(s, in, def);
 	if (sel.host.empty() && sel.vm.empty())
 		return;
-	const auto b = Exposition::buckets(s.by_scope.begin()->second.layout, slots, def.buckets);
-	for (const auto &[labels, h] : sel.host)
-		ex.histogram(std::string("hwsig_") + def.family, def.help, labels, *h, b);
-	for (const auto &[labels, h] : sel.vm)
-		ex.histogram(std::string("hwsig_vm_") + def.family, def.help, labels, *h, b);
+	const auto b = bounds_of(s.by_scope.begin()->second.layout, slots, def.buckets);
+	for (const auto &[labels, h, coarse] : sel.host)
+		ex.histogram(std::string("hwsig_") + def.family, def.help, labels, b, h->counts, coarse);
+	for (const auto &[labels, h, coarse] : sel.vm)
+		ex.histogram(std::string("hwsig_vm_") + def.family, def.help, labels, b, h->counts, coarse);
+}
+
+// --- culprits ------------------------------------------------------------------
+
+// What a culprit is to its victim: its own VM, another VM, a kind of host
+// thread, or an idle CPU.
+std::string culprit_class(const Scope &victim_culprit)
+{
+	const Scope who = victim_culprit.culprit_scope();
+	switch (who.kind()) {
+	case Scope::Kind::Vm: return who.vm() == victim_culprit.vm() ? "self" : "other_vm";
+	case Scope::Kind::Idle: return "idle";
+	default: return std::string(victim_culprit.culprit());
+	}
+}
+
+// The top n of totals, by total (then name): the picks of a render that
+// keeps no state.
+std::vector<std::string> top(std::vector<std::pair<std::string, double>> totals, unsigned n)
+{
+	std::sort(totals.begin(), totals.end(),
+		  [](const auto &a, const auto &b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+	std::vector<std::string> out;
+	for (const auto &[name, total] : totals)
+		if (out.size() < n && total > 0)
+			out.push_back(name);
+	return out;
+}
+
+// A victim x culprit counter, linear in the VM count: per victim, its total
+// by culprit class (every class, 0 included, so that the series hold still),
+// and the named culprit VMs: a stable top few, or all with culprit-matrix.
+void add_culprits(Exposition &ex, const series::Def &def, const Series<CounterPoint> &s, const ExportInput &in)
+{
+	const ExportSwitches &sw = in.switches;
+	if (!(def.vm == series::VmExport::All || sw.vm_detail || sw.culprit_matrix))
+		return;
+	// Preemptions are counted with WHO the next task: never an idle CPU.
+	const bool preemptions = def.by_vm && std::string_view(def.name) == series::kVmPreemptedBy;
+	std::vector<std::string> classes = {"self", "other_vm", "host:kernel", "host:vhost", "host:other"};
+	if (!preemptions)
+		classes.push_back("idle");
+	// Victims with a cell only: a VM the BPF program does not track (its
+	// table is full) has no wait to blame, which is not a wait of 0.
+	std::map<std::string, std::map<std::string, double>> by_class;
+	std::map<std::string, std::vector<std::pair<std::string, double>>> by_vm;
+	for (const auto &[scope, point] : s.by_scope) {
+		const Scope sc = Scope::parse(scope);
+		if (sc.kind() != Scope::Kind::VmCulprit)
+			continue;
+		const std::string victim(sc.vm());
+		const std::string cls = culprit_class(sc);
+		by_class[victim][cls] += point.value;
+		if (cls == "other_vm")
+			by_vm[victim].push_back({std::string(sc.culprit_scope().vm()), point.value});
+	}
+	const std::string family = std::string("hwsig_vm_") + def.family;
+	for (const auto &[victim, totals] : by_class)
+		for (const auto &cls : classes) {
+			auto it = totals.find(cls);
+			const double v = it == totals.end() ? 0 : it->second;
+			ex.sample(family, Type::Counter, def.help, {{"vm", victim}, {"culprit", cls}}, v * def.scale / def.div);
+		}
+	const bool named = sw.culprit_matrix || (def.vm == series::VmExport::All && sw.culprit_top > 0);
+	if (!named || !def.by_vm)
+		return;
+	const std::string named_family = std::string("hwsig_vm_") + def.by_vm;
+	const std::string help = std::string(def.help) + " Per culprit VM (culprit_vm), a breakdown of culprit=\"other_vm\".";
+	for (const auto &[victim, totals] : by_vm) {
+		std::vector<std::string> names;
+		if (sw.culprit_matrix)
+			for (const auto &[name, total] : totals)
+				names.push_back(name);
+		else if (in.culprit_picks)
+			names = in.culprit_picks->pick(victim, totals, sw.culprit_top);
+		else
+			names = top(totals, sw.culprit_top);
+		for (const auto &[name, total] : totals)
+			if (std::find(names.begin(), names.end(), name) != names.end())
+				ex.sample(named_family, Type::Counter, help, {{"vm", victim}, {"culprit_vm", name}},
+					  total * def.scale / def.div);
+	}
 }
 
 } // namespace
+
+const std::vector<std::string> &CulpritPicks::pick(const std::string &victim,
+						   const std::vector<std::pair<std::string, double>> &totals, unsigned n)
+{
+	Picked &p = picks_[victim];
+	p.seen = true;
+	const auto total_of = [&](const std::string &name) -> std::optional<double> {
+		for (const auto &[k, v] : totals)
+			if (k == name)
+				return v;
+		return std::nullopt;
+	};
+	// A culprit VM that went away leaves the set.
+	std::erase_if(p.names, [&](const std::string &name) { return !total_of(name); });
+	const auto by_total = [&](const std::string &a, const std::string &b) { return *total_of(a) > *total_of(b); };
+	std::sort(p.names.begin(), p.names.end(), by_total);
+	if (p.names.size() > n)
+		p.names.resize(n);
+	std::vector<std::pair<std::string, double>> rest;
+	for (const auto &[name, total] : totals)
+		if (total > 0 && std::find(p.names.begin(), p.names.end(), name) == p.names.end())
+			rest.push_back({name, total});
+	const std::vector<std::string> ranked = top(std::move(rest), n);
+	std::size_t k = 0;
+	while (p.names.size() < n && k < ranked.size())
+		p.names.push_back(ranked[k++]);
+	// One trade per render: the strongest outsider for the weakest member,
+	// once it has more than twice the member's total.
+	if (k < ranked.size() && !p.names.empty() && *total_of(ranked[k]) > 2 * *total_of(p.names.back()))
+		p.names.back() = ranked[k];
+	return p.names;
+}
+
+void CulpritPicks::end_render()
+{
+	std::erase_if(picks_, [](const auto &kv) { return !kv.second.seen; });
+	for (auto &[victim, p] : picks_)
+		p.seen = false;
+}
 
 std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 {
@@ -487,8 +383,12 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 				continue;
 			switch (def.kind) {
 			case series::Kind::Counter:
-				if (auto it = snap->counters().find(def.name); it != snap->counters().end())
-					add_counter(ex, def, it->second, in);
+				if (auto it = snap->counters().find(def.name); it != snap->counters().end()) {
+					if (def.at & series::kAtVmCulprit)
+						add_culprits(ex, def, it->second, in);
+					else
+						add_counter(ex, def, it->second, in);
+				}
 				break;
 			case series::Kind::Gauge:
 				if (auto it = snap->gauges().find(def.name); it != snap->gauges().end())
@@ -500,14 +400,19 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 				break;
 			}
 		}
+		if (in.culprit_picks)
+			in.culprit_picks->end_render();
 	}
 	if (in.unavailable) {
+		// The code, not the words: they carry live counts, and a label
+		// that changed with them would make a new series every interval.
 		for (const auto &note : *in.unavailable) {
-			auto scope = note_scope(note.scope, in);
+			auto scope = alertable(note.code) ? note_scope(note.scope, in) : std::nullopt;
 			if (!scope)
 				continue;
 			ex.sample(own_family::kUnavailable, Type::Gauge, own_family::kUnavailableHelp,
-				  {{"metric", note.id}, {"scope", *scope}, {"reason", note.reason}}, 1);
+				  {{"metric", note.id}, {"scope", *scope}, {"reason", std::string(code_name(note.code))}},
+				  1);
 		}
 	}
 	ex.sample(own_family::kBuildInfo, Type::Info, own_family::kBuildInfoHelp,
@@ -517,75 +422,66 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 			ex.sample(own_family::kVmInfo, Type::Info, own_family::kVmInfoHelp,
 				  {{"vm", vm.name}, {"pid", std::to_string(vm.pid)}}, 1);
 	for (const SelfMetric &m : in.self) {
-		if (!valid_name(m.name, true) || m.counter != ends_with(m.name, "_total"))
+		if (!expo::valid_name(m.name, true) || m.counter != expo::ends_with(m.name, "_total"))
 			continue;
 		bool labels_ok = std::all_of(m.labels.begin(), m.labels.end(), [](const auto &l) {
-			return valid_name(l.first, false) && l.first.rfind("__", 0) != 0;
+			return expo::valid_name(l.first, false) && l.first.rfind("__", 0) != 0;
 		});
 		if (!labels_ok)
 			continue;
 		ex.sample(m.name, m.counter ? Type::Counter : Type::Gauge, m.help, m.labels, m.value);
 	}
-	return ex.text(fmt);
+	return fmt == ExpositionFormat::PrometheusProtobuf ? expo::encode_protobuf(ex) : expo::encode_text(ex, fmt);
 }
 
 std::string_view content_type(ExpositionFormat fmt)
 {
-	return fmt == ExpositionFormat::OpenMetrics100 ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
-						       : "text/plain; version=0.0.4; charset=utf-8";
+	switch (fmt) {
+	case ExpositionFormat::OpenMetrics100: return "application/openmetrics-text; version=1.0.0; charset=utf-8";
+	case ExpositionFormat::PrometheusProtobuf:
+		return "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
+	case ExpositionFormat::Prometheus004: break;
+	}
+	return "text/plain; version=0.0.4; charset=utf-8";
 }
+
+namespace {
+
+// The format a media range of Accept asks for, if hwsig serves it.
+std::optional<ExpositionFormat> format_asked(const HeaderListItem &range)
+{
+	const auto param = [&](const char *name) -> std::optional<std::string_view> {
+		auto it = range.params.find(name);
+		return it == range.params.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+	};
+	const auto version = param("version");
+	if (range.token == "application/vnd.google.protobuf") {
+		if (param("proto") == "io.prometheus.client.MetricFamily" && param("encoding") == "delimited")
+			return ExpositionFormat::PrometheusProtobuf;
+	} else if (range.token == "application/openmetrics-text") {
+		if (!version || version == "1.0.0")
+			return ExpositionFormat::OpenMetrics100;
+	} else if (range.token == "text/plain") {
+		if (!version || version == "0.0.4")
+			return ExpositionFormat::Prometheus004;
+	} else if (range.token == "*/*" || range.token == "text/*") {
+		return ExpositionFormat::Prometheus004;
+	}
+	return std::nullopt;
+}
+
+} // namespace
 
 ExpositionFormat negotiate_format(std::string_view accept)
 {
-	// Accept: a comma-separated list of media ranges with parameters.
-	std::size_t pos = 0;
-	while (pos <= accept.size()) {
-		std::size_t end = accept.find(',', pos);
-		if (end == std::string_view::npos)
-			end = accept.size();
-		std::string_view range = accept.substr(pos, end - pos);
-		pos = end + 1;
-		auto trim = [](std::string_view s) {
-			while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-				s.remove_prefix(1);
-			while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-				s.remove_suffix(1);
-			return s;
-		};
-		auto lower = [](std::string_view s) {
-			std::string o(s);
-			for (char &c : o)
-				if (c >= 'A' && c <= 'Z')
-					c = static_cast<char>(c - 'A' + 'a');
-			return o;
-		};
-		std::size_t semi = range.find(';');
-		std::string type = lower(trim(range.substr(0, semi)));
-		if (type != "application/openmetrics-text")
-			continue;
-		bool version_ok = true, q_zero = false;
-		while (semi != std::string_view::npos) {
-			std::size_t next = range.find(';', semi + 1);
-			std::string_view param = trim(range.substr(semi + 1, next == std::string_view::npos
-										      ? std::string_view::npos
-										      : next - semi - 1));
-			semi = next;
-			auto eq = param.find('=');
-			if (eq == std::string_view::npos)
-				continue;
-			std::string key = lower(trim(param.substr(0, eq)));
-			std::string_view val = trim(param.substr(eq + 1));
-			if (val.size() >= 2 && val.front() == '"' && val.back() == '"')
-				val = val.substr(1, val.size() - 2);
-			if (key == "version")
-				version_ok = val == "1.0.0";
-			else if (key == "q")
-				q_zero = std::strtod(std::string(val).c_str(), nullptr) <= 0;
+	ExpositionFormat best = ExpositionFormat::Prometheus004;
+	double best_q = 0;
+	for (const HeaderListItem &range : parse_header_list(accept))
+		if (auto fmt = format_asked(range); fmt && range.q > best_q) {
+			best = *fmt;
+			best_q = range.q;
 		}
-		if (version_ok && !q_zero)
-			return ExpositionFormat::OpenMetrics100;
-	}
-	return ExpositionFormat::Prometheus004;
+	return best;
 }
 
 } // namespace hwsig

@@ -15,9 +15,6 @@ namespace hwsig {
 
 namespace {
 
-// Holds for this interval only: not a change worth announcing.
-bool transient(const std::string &reason) { return reason.find("in this interval") != std::string::npos; }
-
 std::string source_of(const std::string &id)
 {
 	for (const auto &d : catalog())
@@ -96,7 +93,8 @@ std::string render_unavailable(const Interval &iv, const RenderOptions &opt)
 		if ((!scope_visible(u.scope, opt) && u.scope != "system") || with_values.count(u.id))
 			continue;
 		add(all, u.reason, u.id);
-		if (!transient(u.reason) && !now.count(u.id))
+		// One that holds for this interval only is no change worth announcing.
+		if (!transient(u.code) && !now.count(u.id))
 			now[u.id] = u.reason;
 	}
 	std::string out;

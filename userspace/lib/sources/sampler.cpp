@@ -55,7 +55,7 @@ Snapshot Sampler::take(Snapshot &&reuse)
 		} catch (const std::exception &e) {
 			// A source bug must not take the others down: say so instead.
 			for (const auto &id : source->provides())
-				snap.add_unavailable(id, "system",
+				snap.add_unavailable(id, "system", UnavailableCode::read_error,
 						     std::string(source->name()) + " failed: " + e.what());
 		}
 		timings_[i] = {source->name(), static_cast<double>(monotonic_ns() - started) * 1e-9};

@@ -16,6 +16,12 @@
 #include "hwsig/source_bpf.h"
 #include "source_bpf_lazy.h"
 
+// The registry's bucket specs describe this program's histograms.
+static_assert(hwsig::series::kBlockSeconds.slots == HWSIG_BLOCK_TIME_SLOTS);
+static_assert(hwsig::series::kQueueSeconds.slots == HWSIG_BLOCK_TIME_SLOTS);
+static_assert(hwsig::series::kSizeBytes.slots == HWSIG_BLOCK_SIZE_SLOTS);
+static_assert(hwsig::series::kSeekBytes.slots == HWSIG_BLOCK_SEEK_SLOTS);
+
 namespace hwsig {
 
 namespace {
@@ -69,7 +75,7 @@ public:
 						  "not counted: the BPF table of disks was full (" +
 						  std::to_string(HWSIG_BLOCK_MAX_DEVS) + " with I/O)";
 				for (const auto &id : block_ids())
-					snap.add_unavailable(id, scope, why);
+					snap.add_unavailable(id, scope, UnavailableCode::capacity, why);
 			}
 			for (const auto &[dev, c] : collector.devices()) {
 				// A new generation behind a dev_t (a loop device attached

@@ -28,10 +28,20 @@ inline bool lacks_privilege(int err)
 	return err == EPERM || (err == EACCES && ::geteuid() != 0);
 }
 
-inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, const std::string &why)
+// The code of a failed attach's errno. EACCES as root is the verifier
+// refusing a program: a load failure, not a permission.
+inline UnavailableCode attach_failure_code(int err)
+{
+	if (lacks_privilege(err))
+		return UnavailableCode::permission;
+	return err == EACCES ? UnavailableCode::read_error : errno_code(err);
+}
+
+inline void all_unavailable(Snapshot &snap, const std::vector<std::string> &ids, UnavailableCode code,
+			    const std::string &why)
 {
 	for (const auto &id : ids)
-		snap.add_unavailable(id, "system", why);
+		snap.add_unavailable(id, "system", code, why);
 }
 
 // Attaches on first use; a failure is remembered, not retried every
@@ -50,13 +60,13 @@ public:
 	{
 		Collector *collector = get();
 		if (!collector) {
-			all_unavailable(snap, ids, failure_);
+			all_unavailable(snap, ids, failure_code_, failure_);
 			return;
 		}
 		try {
 			emit(*collector);
 		} catch (const std::exception &e) {
-			all_unavailable(snap, ids, e.what());
+			all_unavailable(snap, ids, UnavailableCode::read_error, e.what());
 		}
 	}
 
@@ -69,8 +79,10 @@ private:
 				attach_(collector_);
 			} catch (const Error &e) {
 				failure_ = lacks_privilege(e.err()) ? kNeedsRoot : e.what();
+				failure_code_ = attach_failure_code(e.err());
 			} catch (const std::exception &e) {
 				failure_ = e.what();
+				failure_code_ = UnavailableCode::read_error;
 			}
 		}
 		return collector_ ? &*collector_ : nullptr;
@@ -79,6 +91,7 @@ private:
 	Attach attach_;
 	std::optional<Collector> collector_;
 	std::string failure_;
+	UnavailableCode failure_code_ = UnavailableCode::read_error;
 };
 
 } // namespace hwsig::bpf_source

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <linux/types.h>
 #include <utility>
 
 #include "hwsig/catalog.h"
@@ -13,7 +14,11 @@
 #include "hwsig/series.h"
 #include "hwsig/source_bpf.h"
 #include "sched_collector.h"
+#include "hwsig_sched.h" // after linux/types.h: it uses __u64
 #include "source_bpf_lazy.h"
+
+// The registry's bucket specs describe these programs' histograms.
+static_assert(hwsig::series::kRunqSeconds.slots == HWSIG_SCHED_SLOTS);
 
 namespace hwsig {
 
@@ -114,7 +119,8 @@ private:
 			if (!collector.select(tgid)) {
 				for (const auto &scope : scopes)
 					for (const auto &id : sched_ids())
-						snap.add_unavailable(id, scope, "too many processes selected for BPF");
+						snap.add_unavailable(id, scope, UnavailableCode::capacity,
+								     "too many processes selected for BPF");
 				continue;
 			}
 			auto counts = collector.process(tgid);
@@ -141,7 +147,8 @@ private:
 	{
 		if (vm_pids.empty()) {
 			for (const auto &id : blame_ids())
-				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), "no VMs found (QEMU processes, Documentation/vms.rst)");
+				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
+						     "no VMs found (QEMU processes, Documentation/vms.rst)");
 		}
 		for (int tgid : collector.watched_vms())
 			if (!vm_pids.count(tgid))
@@ -154,7 +161,8 @@ private:
 		for (const auto &[tgid, scope] : scope_of) {
 			if (!collector.watch_vm(tgid)) {
 				for (const auto &id : blame_ids())
-					snap.add_unavailable(id, scope.str(), "more VMs than the BPF matrix holds (64)");
+					snap.add_unavailable(id, scope.str(), UnavailableCode::capacity,
+						     "more VMs than the BPF matrix holds (64)");
 				continue;
 			}
 			for (const Blame &cell : collector.blame(tgid)) {

@@ -8,10 +8,14 @@
 
 #include "hwsig/fs.h"
 #include "hwsig/source_bpf.h"
+#include "hwsig/series.h"
 #include "hwsig/vhost.h"
 #include "source_bpf_lazy.h"
 #include "hwsig_vhost.h"
 #include "vhost_collector.h"
+
+// The registry's bucket spec describes this program's depth histograms.
+static_assert(hwsig::series::kExactDepth.slots == HWSIG_VHOST_SLOTS);
 
 namespace hwsig {
 
@@ -35,8 +39,9 @@ public:
 
 	void collect(const SourceContext &ctx, Snapshot &snap) override
 	{
+		// Until a VM with vhost-net starts, nothing loads the module.
 		if (!not_loaded_.empty() && !ctx.rediscovered) {
-			all_unavailable(snap, vhost_metric_ids(), not_loaded_);
+			all_unavailable(snap, vhost_metric_ids(), UnavailableCode::no_target, not_loaded_);
 			return;
 		}
 		const ino_t module = module_ino(ctx.root);
@@ -45,7 +50,7 @@ public:
 			if (auto why = vhost_not_loaded_reason(ctx.root)) {
 				reset();
 				not_loaded_ = *why;
-				all_unavailable(snap, vhost_metric_ids(), not_loaded_);
+				all_unavailable(snap, vhost_metric_ids(), UnavailableCode::no_target, not_loaded_);
 				return;
 			}
 		}
@@ -58,18 +63,20 @@ public:
 				collector_.emplace(how_, ctx.root);
 			} catch (const Error &e) {
 				failure_ = bpf_source::lacks_privilege(e.err()) ? bpf_source::kNeedsRoot : e.what();
+				failure_code_ = bpf_source::attach_failure_code(e.err());
 			} catch (const std::exception &e) {
 				failure_ = e.what();
+				failure_code_ = UnavailableCode::read_error;
 			}
 		}
 		if (!collector_) {
-			all_unavailable(snap, vhost_metric_ids(), failure_);
+			all_unavailable(snap, vhost_metric_ids(), failure_code_, failure_);
 			return;
 		}
 		try {
 			emit(ctx, snap);
 		} catch (const std::exception &e) {
-			all_unavailable(snap, vhost_metric_ids(), e.what());
+			all_unavailable(snap, vhost_metric_ids(), UnavailableCode::read_error, e.what());
 		}
 	}
 
@@ -140,6 +147,7 @@ private:
 	std::optional<VhostCollector> collector_;
 	std::uint64_t dropped_seen_ = 0; // the collector's dropped() at the last emit
 	std::string failure_;
+	UnavailableCode failure_code_ = UnavailableCode::read_error;
 	std::string not_loaded_; // why, when the last check found no vhost_net
 	ino_t attached_module_ = 0;
 	VhostRetired retired_;

@@ -48,12 +48,13 @@ public:
 				collector_.emplace();
 			} catch (const Error &e) {
 				failure_ = bpf_source::lacks_privilege(e.err()) ? bpf_source::kNeedsRoot : e.what();
+				failure_code_ = bpf_source::attach_failure_code(e.err());
 			}
 		}
 		if (!collector_) {
 			for (const auto &[tgid, scope] : scope_of)
 				for (const auto &id : kVmIoIds)
-					snap.add_unavailable(id, scope.str(), failure_);
+					snap.add_unavailable(id, scope.str(), failure_code_, failure_);
 			return;
 		}
 		struct timespec ts;
@@ -66,7 +67,8 @@ public:
 		for (const auto &[tgid, scope] : scope_of) {
 			if (!collector_->watch_vm(tgid)) {
 				for (const auto &id : kVmIoIds)
-					snap.add_unavailable(id, scope.str(), "more VMs than the BPF I/O attribution holds (64)");
+					snap.add_unavailable(id, scope.str(), UnavailableCode::capacity,
+							     "more VMs than the BPF I/O attribution holds (64)");
 				continue;
 			}
 			auto c = collector_->counts(tgid);
@@ -93,6 +95,7 @@ public:
 private:
 	std::optional<VmIoCollector> collector_;
 	std::string failure_;
+	UnavailableCode failure_code_ = UnavailableCode::read_error;
 	BlockDevNames names_;
 };
 

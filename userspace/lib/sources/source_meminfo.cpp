@@ -120,10 +120,12 @@ public:
 	{
 		bool rescanned = refresh_layout(ctx, false);
 		std::string meminfo_problem;
+		UnavailableCode meminfo_code = UnavailableCode::malformed;
 		Meminfo meminfo;
 		auto r = files_.read(meminfo_path_);
 		if (!r.data) {
 			meminfo_problem = read_failure("/proc/meminfo", r.err);
+			meminfo_code = errno_code(r.err);
 		} else {
 			meminfo = meminfo_.parse(*r.data);
 			if (!meminfo.error.empty())
@@ -145,12 +147,12 @@ public:
 		for (std::size_t i = 0; i < system_pools_; ++i)
 			emit_pool(pools_[i], reads[i], snap);
 		if (system_pools_ == 0)
-			collect_meminfo_pool(meminfo, meminfo_problem, snap);
+			collect_meminfo_pool(meminfo, meminfo_code, meminfo_problem, snap);
 		for (std::size_t i = system_pools_; i < pools_.size(); ++i)
 			emit_pool(pools_[i], reads[i], snap);
 
-		collect_thp_anon(meminfo, meminfo_problem, snap);
-		collect_available(meminfo, meminfo_problem, snap);
+		collect_thp_anon(meminfo, meminfo_code, meminfo_problem, snap);
+		collect_available(meminfo, meminfo_code, meminfo_problem, snap);
 		check_thp_mode(snap);
 	}
 
@@ -168,6 +170,7 @@ private:
 	struct PoolRead {
 		bool failed = false; // a file could not be read (garbled is not a failure)
 		std::string problem;
+		UnavailableCode code = UnavailableCode::malformed;
 		std::uint64_t values[3] = {};
 	};
 	// nr_hugepages is the kernel's h->nr_huge_pages: persistent and surplus
@@ -226,6 +229,7 @@ private:
 				if (!r.data) {
 					out.failed = true;
 					out.problem = read_failure(p.rel_dir + "/" + kPoolFiles[i], r.err);
+					out.code = errno_code(r.err);
 					break;
 				}
 				auto v = parse_u64(*r.data);
@@ -251,7 +255,7 @@ private:
 	static void emit_pool(const Pool &p, const PoolRead &r, Snapshot &snap)
 	{
 		if (!r.problem.empty()) {
-			snap.add_unavailable(kHugepageUtilization, p.scope, r.problem);
+			snap.add_unavailable(kHugepageUtilization, p.scope, r.code, r.problem);
 			return;
 		}
 		auto [nr, free, reserved] = r.values;
@@ -263,20 +267,20 @@ private:
 				    const std::string &scope, const std::string &where, Snapshot &snap)
 	{
 		if (total == 0) {
-			snap.add_unavailable(kHugepageUtilization, scope,
+			snap.add_unavailable(kHugepageUtilization, scope, UnavailableCode::no_target,
 					     "no " + size_name(kb) + " huge pages reserved");
 			return;
 		}
 		// The files are read one after the other; a pool resized in between
 		// can show more free pages than pages.
 		if (free > total) {
-			snap.add_unavailable(kHugepageUtilization, scope,
+			snap.add_unavailable(kHugepageUtilization, scope, UnavailableCode::incomplete,
 					     where + ": " + std::to_string(free) + " free of " + std::to_string(total) +
 						     " pages (pool resized while reading)");
 			return;
 		}
 		if (reserved > free) {
-			snap.add_unavailable(kHugepageUtilization, scope,
+			snap.add_unavailable(kHugepageUtilization, scope, UnavailableCode::incomplete,
 					     where + ": " + std::to_string(reserved) + " reserved of " +
 						     std::to_string(free) + " free pages (pool changed while reading)");
 			return;
@@ -287,10 +291,11 @@ private:
 	}
 
 	// Kernels without the sysfs pools still list the default size's pool.
-	static void collect_meminfo_pool(const Meminfo &meminfo, const std::string &problem, Snapshot &snap)
+	static void collect_meminfo_pool(const Meminfo &meminfo, UnavailableCode code, const std::string &problem,
+					 Snapshot &snap)
 	{
 		if (!problem.empty()) {
-			snap.add_unavailable(kHugepageUtilization, "system",
+			snap.add_unavailable(kHugepageUtilization, "system", code,
 					     "no /sys/kernel/mm/hugepages, and " + problem);
 			return;
 		}
@@ -299,13 +304,13 @@ private:
 		auto size = meminfo.values.find("Hugepagesize");
 		if (total == meminfo.values.end() || free == meminfo.values.end() ||
 		    size == meminfo.values.end()) {
-			snap.add_unavailable(kHugepageUtilization, "system",
+			snap.add_unavailable(kHugepageUtilization, "system", UnavailableCode::unsupported,
 					     "no /sys/kernel/mm/hugepages and no HugePages_Total/HugePages_Free/"
 					     "Hugepagesize in /proc/meminfo (kernel without CONFIG_HUGETLBFS)");
 			return;
 		}
 		if (total->second.kb || free->second.kb || !size->second.kb || size->second.value == 0) {
-			snap.add_unavailable(kHugepageUtilization, "system",
+			snap.add_unavailable(kHugepageUtilization, "system", UnavailableCode::malformed,
 					     "/proc/meminfo garbled: HugePages_Total/HugePages_Free must be counts "
 					     "and Hugepagesize a non-zero size in kB");
 			return;
@@ -319,34 +324,37 @@ private:
 				Scope::hugepages(size_name(kb)).str(), "/proc/meminfo", snap);
 	}
 
-	static void collect_thp_anon(const Meminfo &meminfo, const std::string &problem, Snapshot &snap)
+	static void collect_thp_anon(const Meminfo &meminfo, UnavailableCode code, const std::string &problem,
+				     Snapshot &snap)
 	{
 		if (!problem.empty()) {
-			snap.add_unavailable(kThpAnonBytes, "system", problem);
+			snap.add_unavailable(kThpAnonBytes, "system", code, problem);
 			return;
 		}
 		auto anon = meminfo.values.find("AnonHugePages");
 		if (anon == meminfo.values.end()) {
-			snap.add_unavailable(kThpAnonBytes, "system",
+			snap.add_unavailable(kThpAnonBytes, "system", UnavailableCode::unsupported,
 					     "no AnonHugePages in /proc/meminfo (kernel without "
 					     "CONFIG_TRANSPARENT_HUGEPAGE)");
 			return;
 		}
 		if (!anon->second.kb) {
-			snap.add_unavailable(kThpAnonBytes, "system", "/proc/meminfo garbled: AnonHugePages has no kB unit");
+			snap.add_unavailable(kThpAnonBytes, "system", UnavailableCode::malformed,
+					     "/proc/meminfo garbled: AnonHugePages has no kB unit");
 			return;
 		}
 		snap.add_gauge(series::kThpAnonBytes, "system", static_cast<double>(anon->second.value) * 1024.0,
 			       "procfs");
 	}
 
-	static void collect_available(const Meminfo &meminfo, const std::string &problem, Snapshot &snap)
+	static void collect_available(const Meminfo &meminfo, UnavailableCode code, const std::string &problem,
+				      Snapshot &snap)
 	{
 		auto available = meminfo.values.find("MemAvailable");
 		if (!problem.empty())
-			snap.add_unavailable(metric_id::kMemAvailableBytes, "system", problem);
+			snap.add_unavailable(metric_id::kMemAvailableBytes, "system", code, problem);
 		else if (available == meminfo.values.end() || !available->second.kb)
-			snap.add_unavailable(metric_id::kMemAvailableBytes, "system",
+			snap.add_unavailable(metric_id::kMemAvailableBytes, "system", UnavailableCode::unsupported,
 					     "no MemAvailable in kB in /proc/meminfo (kernel before 3.14)");
 		else
 			snap.add_gauge(series::kMemAvailableBytes, "system",
@@ -359,21 +367,26 @@ private:
 	// its note (if any) repeated in between.
 	void check_thp_mode(Snapshot &snap)
 	{
-		const auto note = thp_mode_note(thp_mode_.read(thp_path_));
+		UnavailableCode code{};
+		const auto note = thp_mode_note(thp_mode_.read(thp_path_), code);
 		if (!note.empty())
-			snap.add_unavailable(kThpFallback, "system", note);
+			snap.add_unavailable(kThpFallback, "system", code, note);
 	}
 
-	// Why the THP fallback ratio cannot be had, or "" when it can.
-	static std::string thp_mode_note(const PeriodicFile::Text &t)
+	// Why the THP fallback ratio cannot be had (and its code), or "" when it can.
+	static std::string thp_mode_note(const PeriodicFile::Text &t, UnavailableCode &code)
 	{
-		if (!t.data)
+		if (!t.data) {
+			code = errno_code(t.err);
 			return t.err == ENOENT ? std::string("THP not available (no ") + kThpEnabled +
 							 ": kernel without CONFIG_TRANSPARENT_HUGEPAGE)"
 					       : read_failure(kThpEnabled, t.err);
+		}
 		auto mode = parse_thp_mode(*t.data);
+		code = UnavailableCode::malformed;
 		if (!mode)
 			return std::string(kThpEnabled) + " garbled: no single [mode] in " + quote_token(trim(*t.data));
+		code = UnavailableCode::disabled;
 		if (*mode == "never")
 			return "THP disabled (transparent_hugepage/enabled = never)";
 		return {};

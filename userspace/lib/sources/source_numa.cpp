@@ -113,10 +113,12 @@ public:
 	{
 		bool rescanned = refresh_layout(ctx, false);
 		std::string vmstat_problem;
+		UnavailableCode vmstat_code = UnavailableCode::malformed;
 		KeyValues vmstat;
 		auto r = files_.read(vmstat_path_);
 		if (!r.data) {
 			vmstat_problem = read_failure("/proc/vmstat", r.err);
+			vmstat_code = errno_code(r.err);
 		} else {
 			vmstat = vmstat_.parse(*r.data);
 			if (!vmstat.error.empty())
@@ -137,21 +139,23 @@ public:
 			// The kernel zeroed the counters and no longer counts:
 			// "no allocations" would be a wrong answer.
 			for (const char *id : {kRemoteRatio, kFallbackRatio}) {
-				snap.add_unavailable(id, "system", kNumaStatOff);
+				snap.add_unavailable(id, "system", UnavailableCode::unsupported, kNumaStatOff);
 				if (!nodes_.empty())
-					snap.add_unavailable(id, Scope::all(Scope::Kind::Node).str(), kNumaStatOff);
+					snap.add_unavailable(id, Scope::all(Scope::Kind::Node).str(), UnavailableCode::unsupported,
+							     kNumaStatOff);
 			}
 		} else if (!nodes_.empty())
 			emit_nodes(reads, snap);
 		else if (!vmstat_problem.empty())
 			for (const char *id : {kRemoteRatio, kFallbackRatio})
-				snap.add_unavailable(id, "system", "no /sys/devices/system/node/node*, and " + vmstat_problem);
+				snap.add_unavailable(id, "system", vmstat_code,
+						     "no /sys/devices/system/node/node*, and " + vmstat_problem);
 		else
 			collect_vmstat_numa(vmstat, snap);
 
 		if (!vmstat_problem.empty()) {
 			for (const char *id : {kMigrations, kNumaMigrations, kThpFallback})
-				snap.add_unavailable(id, "system", vmstat_problem);
+				snap.add_unavailable(id, "system", vmstat_code, vmstat_problem);
 			return;
 		}
 		add_if_present(vmstat, "pgmigrate_success", series::kPgmigrateSuccess, kMigrations,
@@ -162,7 +166,7 @@ public:
 		auto alloc = vmstat.values.find("thp_fault_alloc");
 		auto fallback = vmstat.values.find("thp_fault_fallback");
 		if (alloc == vmstat.values.end() || fallback == vmstat.values.end()) {
-			snap.add_unavailable(kThpFallback, "system",
+			snap.add_unavailable(kThpFallback, "system", UnavailableCode::unsupported,
 					     std::string("/proc/vmstat has no ") +
 						     (alloc == vmstat.values.end() ? "thp_fault_alloc" : "thp_fault_fallback") +
 						     " (kernel without CONFIG_TRANSPARENT_HUGEPAGE)");
@@ -182,6 +186,7 @@ private:
 	struct NodeRead {
 		bool failed = false; // could not be read (garbled is not a failure)
 		std::string problem;
+		UnavailableCode code = UnavailableCode::malformed;
 		NumaStat stat;
 	};
 
@@ -214,6 +219,7 @@ private:
 			if (!r.data) {
 				reads[i].failed = true;
 				reads[i].problem = read_failure(nodes_[i].rel, r.err);
+				reads[i].code = errno_code(r.err);
 				continue;
 			}
 			reads[i].stat = parse_numastat(*r.data);
@@ -235,14 +241,17 @@ private:
 	{
 		double local_sum = 0, other_sum = 0, hit_sum = 0, foreign_sum = 0;
 		std::string first_failure, first_without_preferred;
+		UnavailableCode first_failure_code = UnavailableCode::read_error;
 		for (std::size_t i = 0; i < nodes_.size(); ++i) {
 			const std::string &scope = nodes_[i].scope;
 			const NodeRead &r = reads[i];
 			if (!r.problem.empty()) {
-				snap.add_unavailable(kRemoteRatio, scope, r.problem);
-				snap.add_unavailable(kFallbackRatio, scope, r.problem);
-				if (first_failure.empty())
+				snap.add_unavailable(kRemoteRatio, scope, r.code, r.problem);
+				snap.add_unavailable(kFallbackRatio, scope, r.code, r.problem);
+				if (first_failure.empty()) {
 					first_failure = scope + ": " + r.problem;
+					first_failure_code = r.code;
+				}
 				continue;
 			}
 			snap.add_counter(series::kNumaLocal, scope, static_cast<double>(r.stat.local_node), "sysfs");
@@ -256,7 +265,7 @@ private:
 				hit_sum += static_cast<double>(*r.stat.numa_hit);
 				foreign_sum += static_cast<double>(*r.stat.numa_foreign);
 			} else {
-				snap.add_unavailable(kFallbackRatio, scope, kNoPreferredCounters);
+				snap.add_unavailable(kFallbackRatio, scope, UnavailableCode::unsupported, kNoPreferredCounters);
 				if (first_without_preferred.empty())
 					first_without_preferred = scope + ": " + kNoPreferredCounters;
 			}
@@ -264,14 +273,15 @@ private:
 		// A sum over fewer nodes than last time would look like a counter
 		// going backwards (or a burst): no system value rather than that.
 		if (!first_failure.empty()) {
-			snap.add_unavailable(kRemoteRatio, "system", "needs every node; " + first_failure);
-			snap.add_unavailable(kFallbackRatio, "system", "needs every node; " + first_failure);
+			snap.add_unavailable(kRemoteRatio, "system", first_failure_code, "needs every node; " + first_failure);
+			snap.add_unavailable(kFallbackRatio, "system", first_failure_code, "needs every node; " + first_failure);
 			return;
 		}
 		snap.add_counter(series::kNumaLocal, "system", local_sum, "sysfs");
 		snap.add_counter(series::kNumaOther, "system", other_sum, "sysfs");
 		if (!first_without_preferred.empty()) {
-			snap.add_unavailable(kFallbackRatio, "system", "needs every node; " + first_without_preferred);
+			snap.add_unavailable(kFallbackRatio, "system", UnavailableCode::unsupported,
+					     "needs every node; " + first_without_preferred);
 			return;
 		}
 		snap.add_counter(series::kNumaHit, "system", hit_sum, "sysfs");
@@ -284,7 +294,7 @@ private:
 		auto other = vmstat.values.find("numa_other");
 		if (local == vmstat.values.end() || other == vmstat.values.end()) {
 			for (const char *id : {kRemoteRatio, kFallbackRatio})
-				snap.add_unavailable(id, "system",
+				snap.add_unavailable(id, "system", UnavailableCode::unsupported,
 						     "no /sys/devices/system/node/node* and no numa_local/numa_other in "
 						     "/proc/vmstat (kernel without CONFIG_NUMA)");
 			return;
@@ -294,7 +304,7 @@ private:
 		auto hit = vmstat.values.find("numa_hit");
 		auto foreign = vmstat.values.find("numa_foreign");
 		if (hit == vmstat.values.end() || foreign == vmstat.values.end()) {
-			snap.add_unavailable(kFallbackRatio, "system",
+			snap.add_unavailable(kFallbackRatio, "system", UnavailableCode::unsupported,
 					     "no /sys/devices/system/node/node* and no numa_hit/numa_foreign in /proc/vmstat");
 			return;
 		}
@@ -307,7 +317,7 @@ private:
 	{
 		auto it = vmstat.values.find(key);
 		if (it == vmstat.values.end()) {
-			snap.add_unavailable(metric, "system",
+			snap.add_unavailable(metric, "system", UnavailableCode::unsupported,
 					     std::string("/proc/vmstat has no ") + key + " (" + why_absent + ")");
 			return;
 		}

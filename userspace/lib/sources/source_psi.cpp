@@ -74,7 +74,7 @@ public:
 		}
 		if (any_missing && !path_exists(dir_path_)) {
 			for (const auto &id : provides())
-				snap.add_unavailable(id, "system", kNoPsi);
+				snap.add_unavailable(id, "system", UnavailableCode::unsupported, kNoPsi);
 			return;
 		}
 		for (std::size_t i = 0; i < std::size(kResources); ++i) {
@@ -91,23 +91,26 @@ private:
 		std::uint64_t at_ns = 0; // CLOCK_MONOTONIC right before the read
 	};
 
-	static void unavailable(const Resource &res, const std::string &reason, Snapshot &snap)
+	static void unavailable(const Resource &res, UnavailableCode code, const std::string &reason, Snapshot &snap)
 	{
-		snap.add_unavailable(res.some_metric, "system", reason);
+		snap.add_unavailable(res.some_metric, "system", code, reason);
 		if (res.full_metric)
-			snap.add_unavailable(res.full_metric, "system", reason);
+			snap.add_unavailable(res.full_metric, "system", code, reason);
 	}
 
 	static void emit(const Resource &res, const Read &r, Snapshot &snap)
 	{
 		if (r.err) {
 			// Kernels before 5.x keep the files but refuse reads when psi=0.
-			unavailable(res, r.err == EOPNOTSUPP ? std::string(kNoPsi) : read_failure(res.file, r.err), snap);
+			if (r.err == EOPNOTSUPP)
+				unavailable(res, UnavailableCode::unsupported, kNoPsi, snap);
+			else
+				unavailable(res, errno_code(r.err), read_failure(res.file, r.err), snap);
 			return;
 		}
 		const Pressure &p = r.pressure;
 		if (!p.error.empty()) {
-			unavailable(res, std::string(res.file) + " garbled: " + p.error, snap);
+			unavailable(res, UnavailableCode::malformed, std::string(res.file) + " garbled: " + p.error, snap);
 			return;
 		}
 		snap.add_gauge(res.some_series, "system", p.some->avg10, "procfs");
@@ -115,7 +118,7 @@ private:
 		if (!res.full_metric)
 			return;
 		if (!p.full) {
-			snap.add_unavailable(res.full_metric, "system",
+			snap.add_unavailable(res.full_metric, "system", UnavailableCode::unsupported,
 					     std::string(res.file) + " has no 'full' line");
 			return;
 		}

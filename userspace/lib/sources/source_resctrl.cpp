@@ -137,6 +137,7 @@ std::vector<int> parse_ids(std::string_view text)
 struct Reading {
 	double sum[kEventCount] = {};
 	std::string why[kEventCount];
+	UnavailableCode code[kEventCount] = {};
 };
 
 class ResctrlSource final : public Source {
@@ -174,12 +175,12 @@ public:
 			check();
 		if (!unavailable_.empty()) {
 			for (const auto &e : kEvents)
-				snap.add_unavailable(e.metric, "system", unavailable_);
+				snap.add_unavailable(e.metric, "system", unavailable_code_, unavailable_);
 			return;
 		}
 		for (std::size_t i = 0; i < kEventCount; ++i)
 			if (!missing_[i].empty())
-				snap.add_unavailable(kEvents[i].metric, "system", missing_[i]);
+				snap.add_unavailable(kEvents[i].metric, "system", UnavailableCode::unsupported, missing_[i]);
 
 		static const std::vector<Vm> kNoVms;
 		const std::vector<Vm> &vms = ctx.vms ? *ctx.vms : kNoVms;
@@ -194,7 +195,7 @@ public:
 			if (!g.error.empty()) {
 				for (std::size_t i = 0; i < kEventCount; ++i)
 					if (missing_[i].empty())
-						snap.add_unavailable(kEvents[i].metric, vm.scope(), g.error);
+						snap.add_unavailable(kEvents[i].metric, vm.scope(), g.error_code, g.error);
 				continue;
 			}
 			emit(read_mon(g.dir + "/mon_data", "mon_groups/" + g.name + "/mon_data", &g), vm.scope(), snap);
@@ -208,6 +209,7 @@ private:
 		std::string name, dir;
 		bool created = false;
 		std::string error; // the VM's metrics are unavailable for this reason
+		UnavailableCode error_code = UnavailableCode::read_error;
 		bool retry = false; // error came from mkdir or a write: try again at the next rediscovery
 		// What the tasks were last synced for: the thread count
 		// (/proc/PID/task's link count) and the 6.1-style vhost workers.
@@ -221,6 +223,7 @@ private:
 	{
 		checked_ = true;
 		unavailable_.clear();
+		unavailable_code_ = UnavailableCode::unsupported;
 		for (auto &m : missing_)
 			m.clear();
 		if (!path_exists(base_)) {
@@ -240,6 +243,7 @@ private:
 		auto features = read_file(base_ + "/info/L3_MON/mon_features", 64 << 10);
 		if (!features.data) {
 			unavailable_ = Error("reading /sys/fs/resctrl/info/L3_MON/mon_features", features.err).what();
+			unavailable_code_ = errno_code(features.err);
 			return;
 		}
 		std::set<std::string, std::less<>> listed;
@@ -334,6 +338,10 @@ private:
 		if (err) {
 			const std::string doing = "creating mon_groups/" + g.name;
 			g.retry = true;
+			if (err == ENOSPC || err == EBUSY)
+				g.error_code = UnavailableCode::capacity; // RMIDs
+			else
+				g.error_code = err == EROFS ? UnavailableCode::permission : errno_code(err);
 			if (err == ENOSPC)
 				g.error = "out of RMIDs (info/L3_MON/num_rmids = " + num_rmids_ +
 					  ", one per monitoring or control group): " + Error(doing, err).what();
@@ -435,6 +443,7 @@ private:
 				continue; // exited since it was listed
 			const std::string doing =
 				"writing tid " + std::to_string(todo[i]) + " to mon_groups/" + g.name + "/tasks";
+			g.error_code = errno_code(err);
 			if (err == EINVAL)
 				g.error = "thread " + std::to_string(todo[i]) +
 					  " is in another resctrl control group, which a monitoring group of the "
@@ -457,14 +466,18 @@ private:
 		const auto domains = list_dir(mon_data, "mon_L3_");
 		if (domains.empty()) {
 			std::string why = shown + " has no mon_L3_* domain";
+			UnavailableCode code = UnavailableCode::unsupported;
 			if (g && !path_exists(g->dir)) {
+				code = UnavailableCode::incomplete;
 				// Removed by hand, or resctrl remounted: made again.
 				why = "monitoring group mon_groups/" + g->name + " vanished (removed, or resctrl "
 				      "remounted): made again at the next interval";
 				g->created = false;
 			}
-			for (auto &w : r.why)
-				w = why;
+			for (std::size_t i = 0; i < kEventCount; ++i) {
+				r.why[i] = why;
+				r.code[i] = code;
+			}
 			return r;
 		}
 		for (const auto &d : domains) {
@@ -476,17 +489,20 @@ private:
 				if (!v.data) {
 					// EIO: the hardware flagged the RMID's count as an error.
 					r.why[i] = Error("reading " + rel, v.err).what();
+					r.code[i] = errno_code(v.err);
 					continue;
 				}
 				auto text = trim(*v.data);
 				if (text == "Unavailable" || text == "Error") {
 					r.why[i] = rel + " reads \"" + std::string(text) +
 						   "\": the hardware has no count for this RMID on this domain";
+					r.code[i] = UnavailableCode::incomplete;
 					continue;
 				}
 				auto n = parse_u64(text);
 				if (!n) {
 					r.why[i] = rel + " is not a byte count: \"" + excerpt(text) + "\"";
+					r.code[i] = UnavailableCode::malformed;
 					continue;
 				}
 				r.sum[i] += static_cast<double>(*n);
@@ -502,7 +518,7 @@ private:
 				continue; // said once, at system scope
 			const Event &e = kEvents[i];
 			if (!r.why[i].empty())
-				snap.add_unavailable(e.metric, scope, r.why[i]);
+				snap.add_unavailable(e.metric, scope, r.code[i], r.why[i]);
 			else if (e.counter)
 				snap.add_counter(e.series, scope, r.sum[i], kSourceKind);
 			else
@@ -515,6 +531,7 @@ private:
 	std::string root_, base_;
 	bool checked_ = false;
 	std::string unavailable_;            // resctrl monitoring is not there, and why
+	UnavailableCode unavailable_code_ = UnavailableCode::unsupported;
 	std::string missing_[kEventCount];   // an event this CPU lacks, and why
 	std::string num_rmids_ = "?";
 	std::map<int, Group> groups_;        // by QEMU pid

@@ -36,7 +36,8 @@ public:
 				collect_vm(ctx, vm, snap, vcpus_now);
 		if (!ctx.vms || ctx.vms->empty())
 			for (const char *id : {kVcpuWait, kVcpuCpus})
-				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), "no VMs found (QEMU processes, Documentation/vms.rst)");
+				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
+						     "no VMs found (QEMU processes, Documentation/vms.rst)");
 		// vCPU threads come and go: keep only the files read this round.
 		vcpu_files_.sweep();
 		for (auto it = vcpu_index_.begin(); it != vcpu_index_.end();)
@@ -52,13 +53,13 @@ private:
 		// (CONFIG_SCHEDSTATS): after ENOENT, look again only every
 		// kMissingRetry rounds instead of a failed open every interval.
 		if (missing_rounds_ > 0 && missing_rounds_++ % kMissingRetry != 0) {
-			snap.add_unavailable(kRunqWaitAvg, "system", kMissing);
+			snap.add_unavailable(kRunqWaitAvg, "system", UnavailableCode::unsupported, kMissing);
 			return;
 		}
 		auto r = files_.read(path_);
 		missing_rounds_ = !r.data && r.err == ENOENT ? 1 : 0;
 		if (!r.data) {
-			snap.add_unavailable(kRunqWaitAvg, "system",
+			snap.add_unavailable(kRunqWaitAvg, "system", errno_code(r.err),
 					     r.err == ENOENT ? std::string(kMissing) : read_failure("/proc/schedstat", r.err));
 			return;
 		}
@@ -66,6 +67,7 @@ private:
 		if (!stat.error.empty()) {
 			bool unsupported = stat.version != 0 && (stat.version < 15 || stat.version > 17);
 			snap.add_unavailable(kRunqWaitAvg, "system",
+					     unsupported ? UnavailableCode::unsupported : UnavailableCode::malformed,
 					     (unsupported ? "/proc/schedstat: " : "/proc/schedstat garbled: ") + stat.error);
 			return;
 		}
@@ -85,12 +87,12 @@ private:
 	// thread makes the sum incomparable with the last one, so no value.
 	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
 	{
-		auto unavailable = [&](const std::string &reason) {
+		auto unavailable = [&](UnavailableCode code, const std::string &reason) {
 			for (const char *id : {kRunqWaitAvg, kVcpuWait, kVcpuCpus})
-				snap.add_unavailable(id, vm.scope(), reason);
+				snap.add_unavailable(id, vm.scope(), code, reason);
 		};
 		if (vm.vcpu_tids.empty()) {
-			unavailable("no vCPU threads ('CPU n/KVM') found");
+			unavailable(UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') found");
 			return;
 		}
 		double delay_sum = 0, slices_sum = 0, run_sum = 0;
@@ -100,16 +102,19 @@ private:
 			auto r = vcpu_files_.read(join_path(ctx.root, rel));
 			if (!r.data) {
 				std::string reason = read_failure(rel, r.err);
-				if (r.err == ENOENT)
-					reason += path_exists(join_path(ctx.root, task))
-							  ? " (kernel without CONFIG_SCHED_INFO)"
-							  : " (vCPU thread exited)";
-				unavailable(reason);
+				UnavailableCode code = errno_code(r.err);
+				if (r.err == ENOENT && !path_exists(join_path(ctx.root, task))) {
+					reason += " (vCPU thread exited)";
+					code = UnavailableCode::incomplete;
+				} else if (r.err == ENOENT) {
+					reason += " (kernel without CONFIG_SCHED_INFO)";
+				}
+				unavailable(code, reason);
 				return;
 			}
 			auto stat = parse_task_schedstat(*r.data);
 			if (!stat.error.empty()) {
-				unavailable(rel + " garbled: " + stat.error);
+				unavailable(UnavailableCode::malformed, rel + " garbled: " + stat.error);
 				return;
 			}
 			delay_sum += static_cast<double>(stat.run_delay_ns);
@@ -124,6 +129,8 @@ private:
 		}
 		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
 		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
+		snap.add_counter(series::kSchedstatRunNs, vm.scope(), run_sum, "procfs");
+		snap.add_gauge(series::kVmVcpus, vm.scope(), static_cast<double>(vm.vcpu_tids.size()), "procfs");
 		// The VM's mean per vCPU compares only with a mean over the same
 		// threads: a vCPU added or gone leaves that one snapshot without it.
 		vcpus_now[vm.pid] = vm.vcpu_tids;

@@ -23,13 +23,13 @@ public:
 		auto r = files_.read(path_);
 		if (!r.data) {
 			for (const char *id : {kStealRatio, kBusyRatio})
-				snap.add_unavailable(id, "system", read_failure("/proc/stat", r.err));
+				snap.add_unavailable(id, "system", errno_code(r.err), read_failure("/proc/stat", r.err));
 			return;
 		}
 		auto stat = parse_proc_stat(*r.data);
 		if (!stat.error.empty()) {
 			for (const char *id : {kStealRatio, kBusyRatio})
-				snap.add_unavailable(id, "system", "/proc/stat garbled: " + stat.error);
+				snap.add_unavailable(id, "system", UnavailableCode::malformed, "/proc/stat garbled: " + stat.error);
 			return;
 		}
 		for (const auto &cpu : stat.cpus) {
@@ -40,7 +40,7 @@ public:
 		// The parser guarantees one column count for every line, so a
 		// missing steal column is missing everywhere: one note says it.
 		if (!stat.cpus.front().steal) {
-			snap.add_unavailable(kStealRatio, "system",
+			snap.add_unavailable(kStealRatio, "system", UnavailableCode::unsupported,
 					     "/proc/stat has no steal column (" +
 						     std::to_string(stat.cpus.front().columns) +
 						     " time columns: kernel older than 2.6.11)");

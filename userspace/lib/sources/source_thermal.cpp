@@ -461,7 +461,7 @@ public:
 			if (!slot.fault_file.empty()) {
 				auto fault = read_at(dir, slot.fault_file);
 				if (fault.data && trim(*fault.data) == "1") {
-					snap.add_unavailable(kMetric, slot.scope,
+					snap.add_unavailable(kMetric, slot.scope, UnavailableCode::read_error,
 							     slot.shown.substr(0, slot.shown.size() - 6) +
 								     "_fault: the sensor reports a fault");
 					continue;
@@ -471,13 +471,15 @@ public:
 			if (!r.data) {
 				// A sensor that is gone (hot-unplug, driver unbound)
 				// means the layout is out of date: rescan next time.
-				stale_ |= r.err == ENOENT || r.err == ENODEV;
-				snap.add_unavailable(kMetric, slot.scope, Error("reading " + slot.shown, r.err).what());
+				const bool gone = r.err == ENOENT || r.err == ENODEV;
+				stale_ |= gone;
+				snap.add_unavailable(kMetric, slot.scope, gone ? UnavailableCode::incomplete : errno_code(r.err),
+						     Error("reading " + slot.shown, r.err).what());
 				continue;
 			}
 			auto temp = parse_millicelsius(*r.data);
 			if (!temp) {
-				snap.add_unavailable(kMetric, slot.scope,
+				snap.add_unavailable(kMetric, slot.scope, UnavailableCode::malformed,
 						     slot.shown + " is not a temperature in millidegrees: \"" +
 							     excerpt(*r.data) + "\"");
 				continue;
@@ -488,15 +490,15 @@ public:
 				lowest = headroom;
 		}
 		for (const auto &note : layout_->notes)
-			snap.add_unavailable(kMetric, note.scope, note.reason);
+			snap.add_unavailable(kMetric, note.scope, UnavailableCode::unsupported, note.reason); // no throttle point
 
 		if (lowest)
 			snap.add_gauge(kMetric, "system", *lowest, kSourceKind);
 		else if (!layout_->any_sensor)
-			snap.add_unavailable(kMetric, "system",
+			snap.add_unavailable(kMetric, "system", UnavailableCode::unsupported,
 					     "no thermal zones or hwmon temperature sensors (typical inside a VM)");
 		else
-			snap.add_unavailable(kMetric, "system",
+			snap.add_unavailable(kMetric, "system", UnavailableCode::unsupported,
 					     "no sensor has both a readable temperature and a throttle point");
 	}
 

@@ -27,7 +27,7 @@ public:
 	void collect(const SourceContext &, Snapshot &snap) override
 	{
 		for (const auto &id : inner_->provides())
-			snap.add_unavailable(id, "system", reason_);
+			snap.add_unavailable(id, "system", UnavailableCode::disabled, reason_);
 	}
 
 private:

@@ -170,7 +170,7 @@ void note_viommu(Snapshot &snap, const std::string &scope, const VhostQueueCount
 		return;
 	for (const auto &id : tx ? tx_ids() : rx_ids())
 		if (id != metric_id::kVhostRingStallsPs)
-			snap.add_unavailable(id, scope, kViommu);
+			snap.add_unavailable(id, scope, UnavailableCode::unsupported, kViommu);
 }
 
 } // namespace
@@ -184,11 +184,11 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 		if (q.key.tx) {
 			snap.add_histogram(series::kVhostDepth, q.scope, q.counts.depth, kSource);
 			for (const auto &id : rx_ids())
-				snap.add_unavailable(id, q.scope, kTxNotRx);
+				snap.add_unavailable(id, q.scope, UnavailableCode::no_target, kTxNotRx);
 		} else {
 			add_rx(snap, q.scope, q.counts);
 			for (const auto &id : tx_ids())
-				snap.add_unavailable(id, q.scope, kRxNotTx);
+				snap.add_unavailable(id, q.scope, UnavailableCode::no_target, kRxNotTx);
 		}
 		note_viommu(snap, q.scope, q.counts, q.key.tx);
 		all.add(q.counts, q.key.tx);
@@ -197,7 +197,7 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 	auto add_sums = [&](const std::string &scope, const Sums &s) {
 		if (!sums_unavailable.empty()) {
 			for (const auto &id : vhost_metric_ids())
-				snap.add_unavailable(id, scope, sums_unavailable);
+				snap.add_unavailable(id, scope, UnavailableCode::capacity, sums_unavailable); // a full table
 			return;
 		}
 		snap.add_histogram(series::kVhostDepth, scope, s.tx.depth, kSource);
@@ -210,7 +210,8 @@ void add_vhost_series(Snapshot &snap, const std::vector<VhostQueueView> &queues,
 			auto it = by_owner.find(vm.pid);
 			if (it == by_owner.end()) {
 				for (const auto &id : vhost_metric_ids())
-					snap.add_unavailable(id, vm.scope(), "no vhost-net virtqueue seen for this VM");
+					snap.add_unavailable(id, vm.scope(), UnavailableCode::no_target,
+							     "no vhost-net virtqueue seen for this VM");
 				continue;
 			}
 			add_sums(vm.scope(), it->second);

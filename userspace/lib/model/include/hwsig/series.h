@@ -58,6 +58,11 @@ inline constexpr const char *kPsiIoFullUs = "psi.io_full_total_us";
 // timeslices (pcount), cumulative. Scopes: cpu:N, system, vm:NAME.
 inline constexpr const char *kSchedstatRunDelayNs = "schedstat.run_delay_ns";
 inline constexpr const char *kSchedstatTimeslices = "schedstat.timeslices";
+// Per VM only: the time its vCPU threads spent on a CPU (their schedstat
+// first field, summed), and how many vCPU threads it has (a gauge): with
+// the run delay above, the per-VM vCPU figures without a series per vCPU.
+inline constexpr const char *kSchedstatRunNs = "schedstat.run_ns";
+inline constexpr const char *kVmVcpus = "vm.vcpus";
 // A vCPU thread's run_delay (scope vm:NAME/vcpu:N); at vm:NAME the mean over
 // the VM's vCPU threads (left out of a snapshot whose vCPU set changed).
 inline constexpr const char *kVcpuRunDelayNs = "vcpu.run_delay_ns";
@@ -68,7 +73,8 @@ inline constexpr const char *kVcpuRunNs = "vcpu.run_ns";
 
 // Core PMU counts, scaled for multiplexing per interval (multiplex.h); the
 // points carry the raw count and times too (Multiplexing).
-// Scopes: cpu:N, system, (vm:NAME when counted per VM).
+// Scopes: cpu:N, system; vm:NAME for the four pmu.vm counts per VM
+// (cycles, instructions, LLC references and misses).
 inline constexpr const char *kPmuCycles = "pmu.cycles";
 inline constexpr const char *kPmuInstructions = "pmu.instructions";
 inline constexpr const char *kPmuStallCycles = "pmu.stall_cycles"; // cycles that retired no op
@@ -146,11 +152,13 @@ inline constexpr unsigned kAtVmCulprit = at(Scope::Kind::VmCulprit);
 inline constexpr unsigned kAtVmDev = at(Scope::Kind::VmDev); // a VM's requests per disk: stat and JSON only
 inline constexpr unsigned kAtPid = at(Scope::Kind::Pid);
 
-// Which vm scopes go to the hwsig_vm_<family> family.
+// Which vm scopes go to the hwsig_vm_<family> family (Documentation/
+// prometheus.rst, "Series budget"): by default few enough that a VM costs
+// at most 25 series whatever its vCPU count; the rest behind a switch.
 enum class VmExport {
-	All,       // vm:NAME, vm:NAME/vcpu:N, vm:NAME/culprit:WHO
-	PartsOnly, // not vm:NAME, a mean or sum of its vCPUs': theirs are exported instead
-	None,      // none: vm:NAME and system sum virtqueues, exported per queue
+	All,       // vm:NAME by default
+	Detail,    // vm:NAME only with the vm-detail switch
+	PartsOnly, // not vm:NAME (a mean or sum of its vCPUs'): vm:NAME/vcpu:N with per-vcpu
 };
 
 // How a log2 histogram's slots become buckets in the exported unit.
@@ -159,6 +167,11 @@ struct Buckets {
 	double div = 1;        // 1e6: us -> s (a division: 4/1e6 prints as 4e-06)
 	double step = 0;       // resolution of an integer-valued quantity in the exported unit, 0 if continuous
 	bool open_last = true; // the BPF program clamps into the last slot: it has no upper bound
+	// The few bounds a per-VM, per-device or per-queue histogram keeps in
+	// the text formats by default: the raw upper ends of slots (1024: the
+	// slot that ends at 1024 us, le="0.001024"); 0 ends the list.
+	double coarse[8] = {};
+	unsigned slots = 0; // as the BPF program keeps them (static_assert in its loader)
 };
 
 struct Def {
@@ -173,13 +186,26 @@ struct Def {
 	Buckets buckets{};
 	bool pmu = false; // multiplexed hardware counter: exported raw, with hwsig_pmu_{enabled,running}_seconds_total
 	VmExport vm = VmExport::All;
+	// A victim x culprit row: the family of its named culprit VMs
+	// (hwsig_vm_<by_vm>{vm,culprit_vm}); hwsig_vm_<family> has the classes.
+	const char *by_vm = nullptr;
 };
 
 // USER_HZ: /proc/stat counts in 1/100 s on every Linux ABI hwsig runs on
 // (the kernel converts from HZ for userspace).
 inline constexpr double kUserHz = 100.0;
-inline constexpr Buckets kUsToSeconds{1, 1e6, 0, true};
-inline constexpr Buckets kExactDepth{1, 1, 1, false}; // LinearLog2, the last slot bounded by the 16-bit ring
+// Run-queue waits per VM: under ~1 ms, under ~16 ms, longer.
+inline constexpr Buckets kRunqSeconds{1, 1e6, 0, true, {1024, 16384}, 27};
+// Block latency per device or VM: ~256 us to ~262 ms in steps of 4.
+inline constexpr Buckets kBlockSeconds{1, 1e6, 0, true, {256, 1024, 4096, 16384, 65536, 262144}, 27};
+inline constexpr Buckets kQueueSeconds{1, 1e6, 0, true, {256, 4096, 65536}, 27};
+// Under 8 KiB (4 KiB pages), under 128 KiB, under 1 MiB, larger.
+inline constexpr Buckets kSizeBytes{1024, 1, 1, true, {8, 128, 1024}, 20};
+// Sequential (under 2 sectors), under 1 MiB, under 1 GiB, farther.
+inline constexpr Buckets kSeekBytes{512, 1, 512, true, {2, 2048, 2097152}, 48};
+// Virtqueue depths (LinearLog2, the last slot bounded by the 16-bit ring):
+// empty, under 8, under 64, under 1024, more.
+inline constexpr Buckets kExactDepth{1, 1, 1, false, {1, 8, 64, 1024}, 74};
 
 inline constexpr unsigned kAtCpus = kAtCpu | kAtSystem;
 inline constexpr unsigned kAtNodes = kAtNode | kAtSystem;
@@ -249,7 +275,10 @@ inline constexpr Def kRegistry[] = {
 	{kSchedstatRunDelayNs, Kind::Counter, "ns", kAtCpus | kAtVm, "schedstat_run_delay_seconds_total",
 	 "Time tasks spent runnable waiting for a CPU (schedstat run_delay; per VM: its vCPU threads).", 1, 1e9},
 	{kSchedstatTimeslices, Kind::Counter, "timeslices", kAtCpus | kAtVm, "schedstat_timeslices_total",
-	 "Timeslices run (schedstat pcount; per VM: its vCPU threads)."},
+	 "Timeslices run (schedstat pcount; per VM: its vCPU threads).", 1, 1, {}, false, VmExport::Detail},
+	{kSchedstatRunNs, Kind::Counter, "ns", kAtVm, "schedstat_run_seconds_total",
+	 "Time a VM's vCPU threads spent on a CPU (their schedstat, summed).", 1, 1e9},
+	{kVmVcpus, Kind::Gauge, "threads", kAtVm, "vcpus", "vCPU threads of a VM (named 'CPU n/KVM')."},
 	{kVcpuRunDelayNs, Kind::Counter, "ns", kAtVm | kAtVmVcpu, "vcpu_run_delay_seconds_total",
 	 "Time a vCPU thread spent runnable waiting for a CPU (its schedstat run_delay), per vCPU.", 1, 1e9, {},
 	 false, VmExport::PartsOnly},
@@ -259,25 +288,25 @@ inline constexpr Def kRegistry[] = {
 	 1, 1, {}, true},
 	{kPmuInstructions, Kind::Counter, "instructions", kAtCpus | kAtVm, "cpu_instructions_total",
 	 "Instructions retired (PMU, as counted).", 1, 1, {}, true},
-	{kPmuStallCycles, Kind::Counter, "cycles", kAtCpus | kAtVm, "cpu_stall_cycles_total",
+	{kPmuStallCycles, Kind::Counter, "cycles", kAtCpus, "cpu_stall_cycles_total",
 	 "Stall cycles: cycles in which the thread retired no op (Intel UOPS_RETIRED.STALLS, "
 	 "AMD retired ops inv cmask=1; PMU, as counted).",
 	 1, 1, {}, true},
-	{kPmuL1dMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_l1d_misses_total",
+	{kPmuL1dMisses, Kind::Counter, "misses", kAtCpus, "cpu_l1d_misses_total",
 	 "L1 data cache misses (PMU, as counted).", 1, 1, {}, true},
-	{kPmuL2Misses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_l2_misses_total",
+	{kPmuL2Misses, Kind::Counter, "misses", kAtCpus, "cpu_l2_misses_total",
 	 "L2 cache misses (PMU, as counted).", 1, 1, {}, true},
 	{kPmuLlcReferences, Kind::Counter, "references", kAtCpus | kAtVm, "cpu_llc_references_total",
 	 "Last-level cache references (PMU, as counted).", 1, 1, {}, true},
 	{kPmuLlcMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_llc_misses_total",
 	 "Last-level cache misses (PMU, as counted).", 1, 1, {}, true},
-	{kPmuBranches, Kind::Counter, "branches", kAtCpus | kAtVm, "cpu_branches_total",
+	{kPmuBranches, Kind::Counter, "branches", kAtCpus, "cpu_branches_total",
 	 "Branch instructions retired (PMU, as counted).", 1, 1, {}, true},
-	{kPmuBranchMisses, Kind::Counter, "misses", kAtCpus | kAtVm, "cpu_branch_misses_total",
+	{kPmuBranchMisses, Kind::Counter, "misses", kAtCpus, "cpu_branch_misses_total",
 	 "Mispredicted branches (PMU, as counted).", 1, 1, {}, true},
-	{kPmuDtlbMisses, Kind::Counter, "walks", kAtCpus | kAtVm, "cpu_dtlb_misses_total",
+	{kPmuDtlbMisses, Kind::Counter, "walks", kAtCpus, "cpu_dtlb_misses_total",
 	 "Data TLB misses that caused a page walk (PMU, as counted).", 1, 1, {}, true},
-	{kPmuItlbMisses, Kind::Counter, "walks", kAtCpus | kAtVm, "cpu_itlb_misses_total",
+	{kPmuItlbMisses, Kind::Counter, "walks", kAtCpus, "cpu_itlb_misses_total",
 	 "Instruction TLB misses that caused a page walk (PMU, as counted).", 1, 1, {}, true},
 	{kImcCasReads, Kind::Counter, "CAS", kAtSocket | kAtSystem, "dram_read_bytes_total",
 	 "DRAM bytes read: memory controller CAS read commands x 64 B (uncore PMU, as counted).", 64, 1, {}, true},
@@ -289,20 +318,24 @@ inline constexpr Def kRegistry[] = {
 	 64, 1, {}, true},
 	{kRunqWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_wait_seconds",
 	 "Run-queue wait, wakeup or preemption to running (BPF sched; _sum estimated from slot midpoints).", 1, 1,
-	 kUsToSeconds},
+	 kRunqSeconds},
 	{kRunqWakeupWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_wakeup_wait_seconds",
-	 "Run-queue wait after a wakeup (BPF sched; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	 "Run-queue wait after a wakeup (BPF sched; _sum estimated from slot midpoints).", 1, 1, kRunqSeconds, false,
+	 VmExport::Detail},
 	{kRunqPreemptWaitUs, Kind::Histogram, "us", kAtCpus | kAtVm | kAtPid, "runq_preempt_wait_seconds",
-	 "Run-queue wait after a preemption (BPF sched; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	 "Run-queue wait after a preemption (BPF sched; _sum estimated from slot midpoints).", 1, 1, kRunqSeconds,
+	 false, VmExport::Detail},
 	{kInvoluntarySwitches, Kind::Counter, "switches", kAtCpus | kAtVm | kAtPid, "involuntary_switches_total",
-	 "Context switches that preempted a still runnable task (BPF sched)."},
+	 "Context switches that preempted a still runnable task (BPF sched).", 1, 1, {}, false, VmExport::Detail},
 	{kVmWaitBehindNs, Kind::Counter, "ns", kAtVmCulprit, "wait_behind_seconds_total",
 	 "Run-queue wait of a VM's threads, by what last held the CPU before they got it (culprit: "
-	 "vm:NAME, host:kernel, host:vhost, host:other, idle).",
-	 1, 1e9},
+	 "self, other_vm, host:kernel, host:vhost, host:other, idle; the named VMs in "
+	 "hwsig_vm_wait_behind_vm_seconds_total).",
+	 1, 1e9, {}, false, VmExport::All, "wait_behind_vm_seconds_total"},
 	{kVmPreemptedBy, Kind::Counter, "switches", kAtVmCulprit, "preempted_by_total",
 	 "Involuntary switches of a VM's threads, by what took the CPU (culprit as for "
-	 "hwsig_vm_wait_behind_seconds_total)."},
+	 "hwsig_vm_wait_behind_seconds_total).",
+	 1, 1, {}, false, VmExport::Detail, "preempted_by_vm_total"},
 	{kIoReads, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_reads_total",
 	 "Completed read requests (BPF block)."},
 	{kIoWrites, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_writes_total",
@@ -312,28 +345,30 @@ inline constexpr Def kRegistry[] = {
 	{kIoWriteBytes, Kind::Counter, "B", kAtDev | kAtVm | kAtVmDev, "block_write_bytes_total",
 	 "Bytes of completed write requests (BPF block)."},
 	{kIoLatencyUs, Kind::Histogram, "us", kAtDev | kAtVm | kAtVmDev, "block_latency_seconds",
-	 "Block request issue to completion (BPF block; _sum estimated from slot midpoints).", 1, 1, kUsToSeconds},
+	 "Block request issue to completion (BPF block; _sum estimated from slot midpoints).", 1, 1, kBlockSeconds,
+	 false, VmExport::Detail},
 	{kIoQueueUs, Kind::Histogram, "us", kAtDev, "block_queue_seconds",
 	 "Block request insert to issue, time queued (BPF block; _sum estimated from slot midpoints).", 1, 1,
-	 kUsToSeconds},
+	 kQueueSeconds},
 	{kIoSizeKib, Kind::Histogram, "KiB", kAtDev, "block_request_size_bytes",
-	 "Issued block request size (BPF block; _sum estimated from slot midpoints).", 1, 1, {1024, 1, 1, true}},
+	 "Issued block request size (BPF block; _sum estimated from slot midpoints).", 1, 1, kSizeBytes},
 	{kIoSeekSlots, Kind::Histogram, "sectors", kAtDev, "block_seek_distance_bytes",
 	 "Gap from the previous request's end, 512 B sectors (BPF block; _sum estimated from slot midpoints).", 1,
-	 1, {512, 1, 512, true}},
+	 1, kSeekBytes},
 	{kVhostDepth, Kind::Histogram, "descriptors", kAtQueues, "vhost_queue_depth",
 	 "TX: packets the guest made available and vhost has not yet taken, sampled at each handle_tx "
 	 "(BPF vhost; _sum estimated from slot midpoints).",
-	 1, 1, kExactDepth, false, VmExport::None},
+	 1, 1, kExactDepth, false, VmExport::Detail},
 	{kVhostRxBuffers, Kind::Histogram, "buffers", kAtQueues, "vhost_rx_buffers",
 	 "RX: receive buffers the guest had posted, sampled at each handle_rx; low is trouble "
 	 "(BPF vhost; _sum estimated from slot midpoints).",
-	 1, 1, kExactDepth, false, VmExport::None},
+	 1, 1, kExactDepth, false, VmExport::Detail},
 	// Read by vhost.rx_empty_ratio; Prometheus has them as hwsig_vhost_rx_buffers' first bucket and count.
 	{kVhostRxEmpty, Kind::Counter, "samples", kAtQueues, nullptr, nullptr},
 	{kVhostRxSamples, Kind::Counter, "samples", kAtQueues, nullptr, nullptr},
 	{kVhostStalls, Kind::Counter, "stalls", kAtQueues, "vhost_ring_stalls_total",
-	 "handle_rx invocations that found no guest receive buffer (BPF vhost).", 1, 1, {}, false, VmExport::None},
+	 "handle_rx invocations that found no guest receive buffer (BPF vhost).", 1, 1, {}, false,
+	 VmExport::Detail},
 };
 
 // The row of a series, nullptr if it has none.

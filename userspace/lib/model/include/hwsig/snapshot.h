@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hwsig/histogram.h"
+#include "hwsig/unavailable_reason.h"
 
 namespace hwsig {
 
@@ -57,7 +58,8 @@ template <typename P> struct Series {
 struct UnavailableNote {
 	std::string id;    // metric id from the catalog
 	std::string scope; // "system" if it applies to every scope
-	std::string reason;
+	UnavailableCode code; // for alerts: fixed, whatever the detail says
+	std::string reason;   // the detail, for people: may carry live counts
 };
 
 // CLOCK_MONOTONIC now, in ns: what Snapshot::stamp_readings takes.
@@ -102,8 +104,10 @@ public:
 		       std::string_view source);
 	void add_histogram(std::string_view name, std::string_view scope, Histogram h,
 			   std::string_view source);
-	// A metric (or one scope of it) cannot be measured, and why.
-	void add_unavailable(std::string_view id, std::string_view scope, std::string_view reason);
+	// A metric (or one scope of it) cannot be measured, and why: the code
+	// (unavailable_reason.h) and the words.
+	void add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,
+			     std::string_view reason);
 	// The source of this series was counting when this snapshot was taken,
 	// and its counts (or histograms) start at zero for every scope: a scope
 	// absent here has counted nothing yet (a BPF map entry is created on a

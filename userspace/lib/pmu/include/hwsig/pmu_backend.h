@@ -27,15 +27,19 @@ namespace hwsig::pmu {
 // catalog's rules (metrics_reading), never from a list of our own.
 class PmuNotes {
 public:
-	void note(const std::string &id, const std::string &reason, const std::string &scope = "system");
+	void note(const std::string &id, UnavailableCode code, const std::string &reason,
+		  const std::string &scope = "system");
 	// Every metric that reads any of these series.
-	void series_missing(const std::vector<std::string_view> &series, const std::string &reason,
-			    const std::string &scope = "system");
+	void series_missing(const std::vector<std::string_view> &series, UnavailableCode code,
+			    const std::string &reason, const std::string &scope = "system");
 	// Every metric that reads a core pmu.* series.
-	void core_missing(const std::string &reason) { series_missing(pmu_core_series(), reason); }
+	void core_missing(UnavailableCode code, const std::string &reason)
+	{
+		series_missing(pmu_core_series(), code, reason);
+	}
 	// No core PMU at all: one reason for every core metric, replacing the
 	// per-event ones.
-	void replace_core(const std::string &reason);
+	void replace_core(UnavailableCode code, const std::string &reason);
 	// Drops the notes of one scope (a CPU gone offline).
 	void forget(const std::string &scope);
 	void clear() { notes_.clear(); }
@@ -43,7 +47,9 @@ public:
 
 private:
 	struct Note {
-		std::string id, scope, reason;
+		std::string id, scope;
+		UnavailableCode code;
+		std::string reason;
 	};
 	std::vector<Note> notes_;
 };

@@ -19,7 +19,9 @@ namespace hwsig {
 // source read it); without them (versions 1 and 2) every series is taken
 // as read at the snapshot's time, as those versions' writers did. Versions
 // 1 and 2 (older hwsigd, the dumps they wrote) are still read.
-inline constexpr unsigned kSnapshotWireVersion = 3;
+// 4: "U" lines carry the note's code (unavailable_reason.h) before its
+// words; an older version's notes are read with the code "unknown".
+inline constexpr unsigned kSnapshotWireVersion = 4;
 
 struct SharedSnapshot {
 	Snapshot snapshot;
