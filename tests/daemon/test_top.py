@@ -19,7 +19,12 @@ spins pinned to one CPU):
   tmux            the interactive view at 160 columns: the table, < > and r
                   move and reverse the sort, q quits with exit 0 and the
                   terminal's modes given back
-Needs root (BPF), tmux and fio."""
+  many VMs        30 idle fake guests of 8 vCPUs (bench/fake_qemu): in a pane
+                  of 20 lines exactly as many VM rows as fit, in sort order,
+                  and a line counting the others; '/' filters, Esc clears;
+                  piped, --filter shows exactly the matching guests and
+                  --rows N the first N and how many more
+Needs root (BPF), tmux, fio and bench/fake_qemu (make bench builds it)."""
 import json
 import os
 import shutil
@@ -29,7 +34,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import HWSIGCTL, Daemon, Results, bpf_programs_of  # noqa: E402
+from daemon_harness import BUILD, HWSIGCTL, Daemon, Results, bpf_programs_of  # noqa: E402
 
 r = Results("test_top")
 CPU = (os.cpu_count() or 1) - 1
@@ -255,8 +260,9 @@ def io_aggressor():
 
 def daemon():
     victim, aggressor = Guest("victim"), Guest("batch7")
-    d = Daemon(["--pmu", "perf", "--interval", "0.5"])
+    d = None
     try:
+        d = Daemon(["--pmu", "perf", "--interval", "0.5"])
         if not r.check("daemon: hwsigd ready", d.ready(60), d.log_text()[-300:]):
             return
         env = dict(os.environ, HWSIG_SOCKET=d.socket)
@@ -272,16 +278,17 @@ def daemon():
         r.check("daemon: the aggressor named from hwsigd's collectors", named >= len(rounds) - 1 and rounds,
                 f"{named} of {len(rounds)}")
     finally:
-        d.stop()
-        d.close()
+        if d:
+            d.stop()
+            d.close()
         victim.stop()
         aggressor.stop()
 
 
 class Tmux:
-    def __init__(self, cmd):
+    def __init__(self, cmd, lines=30):
         self.sock = f"hwsig-top-{os.getpid()}"
-        subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "30",
+        subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", str(lines),
                         "-e", "TERM=xterm", "bash", "--norc", "-c", cmd], check=True)
 
     def capture(self):
@@ -318,7 +325,7 @@ def interactive():
         r.check("tmux: the header marks the sort column (WAIT%v)", "WAIT%v" in header, header)
         r.check("tmux: the host line first", len(lines) > 2 and lines[lines.index(header) + 1].startswith("host ")
                 if header in lines else False, screen)
-        r.check("tmux: the keys are said at the bottom", "keys: < > sort column  r reverse  q quit" in screen)
+        r.check("tmux: the keys are said at the bottom", "keys: < > sort column  r reverse  / filter  q quit" in screen)
         r.check("tmux: nothing wider than the terminal", all(len(l) <= 160 for l in lines))
         tm.keys(">")
         screen = tm.wait_for("RUNQ99v", 5)
@@ -344,10 +351,99 @@ def interactive():
         shutil.rmtree(work, ignore_errors=True)
 
 
+FAKE_QEMU = os.path.join(BUILD, "bench", "fake_qemu")
+MANY = 30
+PANE_LINES = 20
+
+
+def vm_rows(screen, prefix="big"):
+    return [line.split()[0] for line in screen.splitlines() if line.startswith(prefix)]
+
+
+def wait_rows(tm, want, timeout=5):
+    """The screen once its VM rows are want, or as it is at the timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        screen = tm.capture()
+        if vm_rows(screen) == want:
+            return screen
+        time.sleep(0.2)
+    return tm.capture()
+
+
+def many_vms():
+    names = [f"big{i:02d}" for i in range(MANY)]
+    guests = []
+    tm = None
+    try:
+        for name in names:
+            guests.append(subprocess.Popen(["qemu-system-x86_64", "-name", f"guest={name}", "-smp", "8"],
+                                           executable=FAKE_QEMU, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(0.5)
+        # Piped: every guest unless told; --filter and --rows.
+        base = [HWSIGCTL, "top", "--no-daemon", "--no-bpf", "-i", "0.2", "-c", "1", "-s", "VM", "--asc"]
+        p = subprocess.run(base + ["--filter", "big0[0-4],big2*"], capture_output=True, text=True, timeout=60)
+        want = [n for n in names if n[:4] == "big0" and n[4] in "01234" or n.startswith("big2")]
+        r.check("many VMs: piped, --filter shows exactly the matching guests, sorted",
+                p.returncode == 0 and vm_rows(p.stdout) == want, p.stdout + p.stderr)
+        r.check("many VMs: the title counts the matches", f"{len(want)} of {MANY} VMs match 'big0[0-4],big2*'"
+                in p.stdout, p.stdout.splitlines()[0] if p.stdout else p.stderr)
+        p = subprocess.run(base + ["--rows", "3"], capture_output=True, text=True, timeout=60)
+        r.check("many VMs: piped, --rows 3 shows the first 3 and counts the others",
+                vm_rows(p.stdout) == names[:3] and f"{MANY - 3} more VMs not shown" in p.stdout, p.stdout)
+        p = subprocess.run(base + ["--filter", "nothing*"], capture_output=True, text=True, timeout=60)
+        r.check("many VMs: a filter matching nothing shows the host and says so",
+                p.returncode == 0 and "\nhost " in p.stdout and "no VM matches 'nothing*'" in p.stdout
+                and not vm_rows(p.stdout), p.stdout + p.stderr)
+        p = subprocess.run(base + ["--filter", "big1*", "--rows", "2", "--format", "json"],
+                           capture_output=True, text=True, timeout=60)
+        rows = [x["name"] for x in json.loads(p.stdout.splitlines()[0])["rows"]] if p.stdout else []
+        r.check("many VMs: JSON takes the filter, not the row limit",
+                rows == ["host"] + [n for n in names if n.startswith("big1")], str(rows))
+
+        # On a terminal of PANE_LINES lines: title, header, host, the VMs,
+        # the count of the others, the keys, and the last line left free.
+        tm = Tmux(f"{HWSIGCTL} top --no-daemon --no-bpf -i 0.5 -s VM --asc; sleep 600", lines=PANE_LINES)
+        fit = PANE_LINES - 6
+        screen = tm.wait_for("more VMs not shown") or ""
+        r.check(f"many VMs: a pane of {PANE_LINES} lines shows {fit} VM rows, in sort order",
+                vm_rows(screen) == names[:fit], screen)
+        r.check(f"many VMs: and says {MANY - fit} more are not shown",
+                f"{MANY - fit} more VMs not shown: / filters" in screen, screen)
+        r.check("many VMs: the title stays on the screen", screen.startswith("hwsig top "), screen[:200])
+        tm.keys("r")
+        screen = wait_rows(tm, names[::-1][:fit])
+        r.check("many VMs: 'r' shows the other end first", vm_rows(screen) == names[::-1][:fit], screen)
+        tm.keys("r", "/")
+        screen = tm.wait_for("filter (globs, comma-separated; Enter applies, Esc clears):", 5)
+        r.check("many VMs: '/' asks for the filter at the bottom", screen is not None, tm.capture())
+        tm.keys("-l", "big1*")
+        tm.keys("Enter")
+        screen = tm.wait_for("10 of 30 VMs match 'big1*'", 5) or tm.capture()
+        r.check("many VMs: '/' big1* Enter shows exactly big10..big19",
+                vm_rows(screen) == [n for n in names if n.startswith("big1")] and "more VMs" not in screen, screen)
+        tm.keys("/")
+        tm.keys("Escape")
+        screen = tm.wait_for(f"{MANY} VMs  interval", 5) or tm.capture()
+        r.check("many VMs: Esc clears the filter", vm_rows(screen) == names[:fit], screen)
+        tm.keys("q")
+    finally:
+        if tm:
+            tm.close()
+        for g in guests:
+            g.kill()
+            g.wait()
+
+
 def bad_input():
     for args, says in ((["--sort", "nope"], "no column 'nope' to sort by"),
                        (["-i", "0"], "--interval must be between"),
                        (["-c", "0"], "--count must be at least 1"),
+                       (["--rows", "0"], "--rows must be at least 1"),
+                       (["--rows", "-2"], "--rows must be at least 1"),
+                       (["--filter", ""], "--filter needs VM names or globs"),
+                       (["--filter", "web*,,db"], "--filter needs VM names or globs"),
                        (["--format", "xml"], "--format must be")):
         p = subprocess.run([HWSIGCTL, "top", *args], capture_output=True, text=True, timeout=30)
         r.check(f"top {' '.join(args)}: exit 2 and says why", p.returncode == 2 and says in p.stderr, p.stderr)
@@ -360,7 +456,15 @@ def main():
     for tool in ("tmux", "fio"):
         if not r.check(f"{tool} is installed (scripts/install-deps all)", shutil.which(tool)):
             return r.finish()
+    if not r.check("bench/fake_qemu is built (make bench)", os.access(FAKE_QEMU, os.X_OK), FAKE_QEMU):
+        return r.finish()
+    only = sys.argv[1:]  # case names (functions) to run; none: all
+    if only:
+        for name in only:
+            globals()[name]()
+        return r.finish()
     bad_input()
+    many_vms()
     vm_aggressor()
     host_aggressor()
     quiet()

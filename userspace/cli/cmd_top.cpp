@@ -1,7 +1,7 @@
 // hwsigctl top: a live view of the VMs of this host, one line per VM and
 // one for the host, redrawn every interval like top; who each VM waits
 // behind and a verdict when one cause dominates. Keys on a terminal:
-// < and > move the sort column, r reverses it, q quits.
+// < and > move the sort column, r reverses it, / types a filter, q quits.
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +28,8 @@ struct TopOptions {
 	long long count = 0; // 0: until q or Ctrl-C
 	std::string sort = "WAIT%", format = "table", root = "/";
 	bool ascending = false;
+	long long rows = 0; // --rows: VM rows at most; 0: what the terminal fits (a pipe: all)
+	hwsig::VmNameFilter filter;
 	hwsigctl::CollectorSwitches collectors;
 	const hwsig::TopColumn *sort_column = nullptr;
 };
@@ -37,11 +39,13 @@ const char *kExamples =
 	"  hwsigctl top                          redraw every second; keys: < > sort, r reverse, q quit\n"
 	"  hwsigctl top --sort CPUS -i 2         busiest VMs first, every 2 s\n"
 	"  hwsigctl top -c 5 --format json       five JSON lines (fields: Documentation/top.rst)\n"
-	"  hwsigctl top -c 1 | cat               one plain table, for a script or a ticket\n";
+	"  hwsigctl top -c 1 | cat               one plain table, for a script or a ticket\n"
+	"  hwsigctl top --filter 'web*,db01'     only these VMs (shell globs, comma-separated)\n"
+	"  hwsigctl top -s CPUS --rows 10 -c 1   the ten busiest VMs, once\n";
 
 std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOptions &o)
 {
-	std::string columns;
+	std::string columns, filter;
 	for (const auto &c : hwsig::top_columns())
 		columns += std::string(columns.empty() ? "" : " ") + c.header;
 	const std::string description =
@@ -52,7 +56,9 @@ std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOp
 		      "workers) and its share, preemptions, I/O, vhost and PMU figures where\n"
 		      "measured ('-' where not), and a verdict when one cause dominates.\n"
 		      "Reads hwsigd's collectors while it runs. On a terminal: < and > move\n"
-		      "the sort column, r reverses it, q quits. Columns (Documentation/top.rst):\n  " +
+		      "the sort column, r reverses it, / types a filter (Enter applies it,\n"
+		      "Esc clears it), q quits; as many VMs as fit the terminal are shown and\n"
+		      "a last line counts the others. Columns (Documentation/top.rst):\n  " +
 		      columns + "\n\noptions";
 	po::options_description visible(description);
 	visible.add_options()
@@ -61,6 +67,10 @@ std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOp
 		("count,c", po::value<long long>(&o.count), "stop after this many refreshes")
 		("sort,s", po::value<std::string>(&o.sort)->default_value("WAIT%"), "sort by this column (any case)")
 		("asc", po::bool_switch(&o.ascending), "ascending (default: descending)")
+		("rows", po::value<long long>(&o.rows)->value_name("N"),
+		 "show the first N VMs (default: as many as fit the terminal; piped: all; not with json)")
+		("filter", po::value<std::string>(&filter)->value_name("GLOB"),
+		 "only VMs whose name matches: shell globs, comma-separated ('web*,db01')")
 		("format,f", po::value<std::string>(&o.format)->default_value("table"), "table | json (one object per line)");
 	hwsigctl::add_collector_options(visible, o.collectors);
 	po::options_description hidden;
@@ -72,6 +82,15 @@ std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOp
 		return hwsigctl::usage_error("top", "--interval must be between 0.1 and 3600 seconds");
 	if (vars.count("count") && o.count < 1)
 		return hwsigctl::usage_error("top", "--count must be at least 1");
+	if (vars.count("rows") && o.rows < 1)
+		return hwsigctl::usage_error("top", "--rows must be at least 1");
+	if (vars.count("filter")) {
+		auto f = hwsig::VmNameFilter::parse(filter);
+		if (!f)
+			return hwsigctl::usage_error("top", "--filter needs VM names or globs, comma-separated, none "
+						     "empty ('web*,db01'), not '" + filter + "'");
+		o.filter = std::move(*f);
+	}
 	if (o.format != "table" && o.format != "json")
 		return hwsigctl::usage_error("top", "--format must be 'table' or 'json', not '" + o.format + "'");
 	o.sort_column = hwsig::find_top_column(o.sort);
@@ -114,9 +133,14 @@ public:
 	// A key: true when it asks to quit.
 	bool key(char c)
 	{
+		if (typing_)
+			return type(c);
 		if (c == 'q' || c == 'Q')
 			return true;
-		if (c == '<' || c == ',')
+		if (c == '/') {
+			typing_ = true;
+			typed_.clear();
+		} else if (c == '<' || c == ',')
 			o_.sort_column = next_column(o_.sort_column, -1);
 		else if (c == '>' || c == '.')
 			o_.sort_column = next_column(o_.sort_column, 1);
@@ -124,34 +148,92 @@ public:
 			o_.ascending = !o_.ascending;
 		else
 			return false;
-		if (!rows_.empty())
-			draw();
+		redraw();
 		return false;
 	}
 
 private:
+	static constexpr char kEscape = 0x1b, kBackspace = 0x7f, kCtrlH = 0x08;
+
+	// A key of the filter being typed after '/': Enter applies it (empty:
+	// no filter), Esc drops it and any filter, Backspace erases.
+	bool type(char c)
+	{
+		if (c == '\n' || c == '\r') {
+			typing_ = false;
+			complaint_.clear();
+			if (typed_.empty()) {
+				o_.filter = {};
+			} else if (auto f = hwsig::VmNameFilter::parse(typed_)) {
+				o_.filter = std::move(*f);
+			} else {
+				complaint_ = "not a filter: '" + typed_ + "' (globs, comma-separated, none empty)";
+			}
+		} else if (c == kEscape) {
+			typing_ = false;
+			o_.filter = {};
+			complaint_.clear();
+		} else if (c == kBackspace || c == kCtrlH) {
+			if (!typed_.empty())
+				typed_.pop_back();
+		} else if (static_cast<unsigned char>(c) >= 0x20) {
+			typed_ += c;
+		}
+		redraw();
+		return false;
+	}
+
+	void redraw()
+	{
+		if (!rows_.empty())
+			draw();
+	}
+
+	std::string footer() const
+	{
+		if (typing_)
+			return "filter (globs, comma-separated; Enter applies, Esc clears): " + typed_;
+		std::string keys = "keys: < > sort column  r reverse  / filter  q quit";
+		if (!complaint_.empty())
+			return complaint_ + "  " + keys;
+		if (!o_.filter.empty())
+			return "filter '" + o_.filter.text() + "'  " + keys;
+		return keys;
+	}
+
 	void draw()
 	{
 		hwsig::sort_top_rows(rows_, *o_.sort_column, o_.ascending);
+		std::vector<hwsig::TopRow> rows = rows_;
+		hwsig::filter_top_rows(rows, o_.filter);
 		if (o_.format == "json") {
-			std::fputs(hwsig::render_top_json(iv_, rows_).c_str(), stdout);
+			std::fputs(hwsig::render_top_json(iv_, rows).c_str(), stdout);
 			std::fflush(stdout);
 			return;
 		}
 		char interval[32];
 		std::snprintf(interval, sizeof interval, "%.3g", iv_.interval_s);
+		const std::size_t matched = rows.size() - (rows_.size() - vms_);
+		const std::string count = o_.filter.empty() ? std::to_string(vms_) + (vms_ == 1 ? " VM" : " VMs")
+							    : std::to_string(matched) + " of " + std::to_string(vms_) +
+								      " VMs match '" + o_.filter.text() + "'";
 		hwsig::TopTableOptions t;
-		t.title = "hwsig top  " + clock_text(iv_.realtime_ns) + "  " + std::to_string(vms_) +
-			  (vms_ == 1 ? " VM" : " VMs") + "  interval " + interval + " s  sort " +
-			  o_.sort_column->header + (o_.ascending ? " ascending" : "");
+		t.title = "hwsig top  " + clock_text(iv_.realtime_ns) + "  " + count + "  interval " + interval +
+			  " s  sort " + o_.sort_column->header + (o_.ascending ? " ascending" : "");
 		t.sort = o_.sort_column;
 		t.ascending = o_.ascending;
+		t.max_vms = static_cast<std::size_t>(o_.rows);
+		if (!o_.filter.empty())
+			t.no_rows = "no VM matches '" + o_.filter.text() + "' ('hwsigctl vms' lists them)";
 		if (term_.active()) {
 			t.width = hwsigctl::RawTerminal::columns();
-			t.footer = "keys: < > sort column  r reverse  q quit";
-			hwsigctl::RawTerminal::redraw(hwsig::render_top_table(rows_, t));
+			t.height = hwsigctl::RawTerminal::lines();
+			t.footer = footer();
+			t.more_hint = "/ filters, < > sort, a taller terminal shows more";
+			hwsigctl::RawTerminal::redraw(hwsig::render_top_table(rows, t));
 		} else {
-			std::fputs((hwsig::render_top_table(rows_, t) + "\n").c_str(), stdout);
+			t.more_hint = "--rows N or --filter GLOB shows others";
+			std::fputs((hwsig::render_top_table(rows, t) + "\n").c_str(), stdout);
 			std::fflush(stdout);
 		}
 	}
@@ -161,6 +243,9 @@ private:
 	hwsig::Interval iv_;
 	std::vector<hwsig::TopRow> rows_;
 	std::size_t vms_ = 0;
+	bool typing_ = false;   // after '/', until Enter or Esc
+	std::string typed_;     // the filter being typed
+	std::string complaint_; // why the last typed filter was refused
 };
 
 int run_top(TopOptions &o)
@@ -198,10 +283,12 @@ int run_top(TopOptions &o)
 		hwsig::Interval iv = hwsig::derive(prev, cur, claimed);
 		const auto &vms = sampler.vms();
 		// Where each VM's vCPUs are, read here (also with the daemon:
-		// same host) for the wait verdict.
+		// same host) for the wait verdict: a file per vCPU, so only for
+		// the VMs the filter shows.
 		hwsig::VcpuCpus on_cpus;
 		for (const hwsig::Vm &vm : vms)
-			on_cpus[vm.pid] = hwsig::vcpu_last_cpus(o.root, vm);
+			if (o.filter.matches(vm.name))
+				on_cpus[vm.pid] = hwsig::vcpu_last_cpus(o.root, vm);
 		screen.show(iv, hwsig::top_rows(iv, vms, {}, &on_cpus), vms.size());
 		prev = std::move(cur);
 		++shown;

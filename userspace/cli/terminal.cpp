@@ -72,6 +72,14 @@ std::size_t RawTerminal::columns()
 	return 80;
 }
 
+std::size_t RawTerminal::lines()
+{
+	struct winsize ws {};
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+		return ws.ws_row;
+	return 24;
+}
+
 void RawTerminal::redraw(const std::string &text)
 {
 	std::string out = "\x1b[H\x1b[2J";

@@ -27,6 +27,8 @@ public:
 	std::optional<char> key_before(const struct timespec &deadline);
 	// Columns of the terminal (80 if it cannot tell).
 	static std::size_t columns();
+	// Lines of the terminal (24 if it cannot tell).
+	static std::size_t lines();
 	// Clears the screen and writes text from its top-left corner.
 	static void redraw(const std::string &text);
 

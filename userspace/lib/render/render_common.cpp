@@ -16,6 +16,8 @@ bool scope_visible(const std::string &scope, const RenderOptions &opt)
 			return true;
 		return opt.vm_gone.empty() && s.vm() == opt.vm;
 	}
+	if (!opt.vm_filter.empty())
+		return s.kind() == Scope::Kind::System || (!s.vm().empty() && opt.vm_filter.matches(s.vm()));
 	return opt.per_cpu || (s.kind() != Scope::Kind::Cpu && s.all_of() != Scope::Kind::Cpu);
 }
 

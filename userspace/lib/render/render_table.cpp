@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <set>
 
 #include "hwsig/render.h"
 #include "hwsig/scope.h"
@@ -47,6 +48,26 @@ std::string metric_line(const Metric &m, const RenderOptions &opt, std::size_t s
 	return line;
 }
 
+// Under table_vms, the VMs whose scopes are shown: the first by name; the
+// others are counted in `more`. Empty: every VM's.
+std::set<std::string, std::less<>> vms_shown(const Interval &iv, const RenderOptions &opt, std::size_t &more)
+{
+	more = 0;
+	if (!opt.table_vms)
+		return {};
+	std::set<std::string, std::less<>> all;
+	for (const auto &m : iv.metrics) {
+		const Scope s = Scope::parse(m.scope);
+		if (!s.vm().empty() && scope_visible(m.scope, opt))
+			all.emplace(s.vm());
+	}
+	if (all.size() <= opt.table_vms)
+		return {};
+	more = all.size() - opt.table_vms;
+	all.erase(std::next(all.begin(), static_cast<std::ptrdiff_t>(opt.table_vms)), all.end());
+	return all;
+}
+
 } // namespace
 
 std::string render_table(const Interval &iv, const RenderOptions &opt)
@@ -59,16 +80,26 @@ std::string render_table(const Interval &iv, const RenderOptions &opt)
 	if (!opt.vm.empty() && !opt.vm_gone.empty())
 		out += Scope::vm(opt.vm).str() + " is gone: " + opt.vm_gone + "\n";
 
+	std::size_t more_vms = 0;
+	const auto vms = vms_shown(iv, opt, more_vms);
+	auto shown = [&](const std::string &scope) {
+		if (!scope_visible(scope, opt))
+			return false;
+		if (vms.empty())
+			return true;
+		const Scope s = Scope::parse(scope);
+		return s.vm().empty() || vms.count(s.vm()) != 0;
+	};
 	std::size_t scope_width = 0;
 	for (const auto &m : iv.metrics)
-		if (scope_visible(m.scope, opt))
+		if (shown(m.scope))
 			scope_width = std::max(scope_width, display_width(m.scope));
 
 	for (Layer layer : {Layer::Cpu, Layer::Memory, Layer::Io, Layer::Vhost, Layer::Sched,
 			    Layer::Thermal, Layer::Pressure}) {
 		bool header = false;
 		for (const auto &m : iv.metrics) {
-			if (m.layer != layer || !scope_visible(m.scope, opt))
+			if (m.layer != layer || !shown(m.scope))
 				continue;
 			if (!header) {
 				out += bold(std::string(layer_name(layer)), opt) + "\n";
@@ -85,6 +116,9 @@ std::string render_table(const Interval &iv, const RenderOptions &opt)
 			out += "\n";
 		}
 	}
+	if (more_vms)
+		out += wrap("(" + std::to_string(more_vms) + " more VMs' scopes not shown: --vm NAME, or --vm 'GLOB,...', "
+			    "shows them; hwsigctl top shows one line per VM)", 0, 1) + "\n";
 	out += render_unavailable(iv, opt);
 	out += render_verdict_lines(opt);
 	return out;

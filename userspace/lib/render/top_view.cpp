@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -22,13 +23,23 @@ namespace {
 
 using Kind = TopColumn::Kind;
 
-// (id, scope) -> value of one interval.
+// (id, scope) -> value of one interval, for the ids a row reads: a host
+// with 200 VMs has 40,000 culprit pairs that only find_culprits() reads.
 class Values {
 public:
 	explicit Values(const Interval &iv)
 	{
+		static const std::set<std::string_view> read = {
+			metric_id::kMemMbmTotalBps, metric_id::kMemLlcMissBps, metric_id::kMemLlcOccupancyBytes,
+			metric_id::kSchedCpuBusyRatio, metric_id::kSchedRunqWaitP99Us,
+			metric_id::kSchedInvoluntaryCtxswPs, metric_id::kCpuIpc, metric_id::kCpuLlcMpki,
+			metric_id::kSchedVcpuCpus, metric_id::kSchedVcpuWaitRatio, metric_id::kVhostQueueDepthP99,
+			metric_id::kVhostRingStallsPs, metric_id::kIoIopsRead, metric_id::kIoIopsWrite,
+			metric_id::kIoLatencyP99Us,
+		};
 		for (const Metric &m : iv.metrics)
-			by_key_[{m.id, m.scope}] = m.value;
+			if (read.count(m.id))
+				by_key_[{m.id, m.scope}] = m.value;
 	}
 	std::optional<double> get(const std::string &id, const std::string &scope) const
 	{
@@ -88,25 +99,45 @@ TopRow host_row(const Interval &iv, const Values &v)
 	return r;
 }
 
-// The VM's top culprit (idle is never one: waiting for an idle CPU to wake
-// is latency, not contention) and its share of all the VM's waits.
-void find_culprit(const Interval &iv, std::string_view vm, TopRow &r)
-{
+// Per VM name, its top culprit (idle is never one: waiting for an idle CPU
+// to wake is latency, not contention) and its share of all the VM's waits:
+// one pass over the interval for every VM.
+struct Culprit {
 	double total = 0, top = 0;
+	std::string who;
+};
+using Culprits = std::map<std::string, Culprit, std::less<>>;
+
+Culprits find_culprits(const Interval &iv)
+{
+	Culprits out;
 	for (const Metric &m : iv.metrics) {
 		if (m.id != metric_id::kSchedWaitBehindRatio || !std::isfinite(m.value))
 			continue;
 		const Scope s = Scope::parse(m.scope);
-		if (s.kind() != Scope::Kind::VmCulprit || s.vm() != vm)
+		if (s.kind() != Scope::Kind::VmCulprit)
 			continue;
-		total += m.value;
-		if (s.culprit_scope().kind() != Scope::Kind::Idle && m.value > top) {
-			top = m.value;
-			r.culprit = s.culprit();
+		auto it = out.find(s.vm());
+		if (it == out.end())
+			it = out.emplace(std::string(s.vm()), Culprit{}).first;
+		Culprit &c = it->second;
+		c.total += m.value;
+		if (s.culprit_scope().kind() != Scope::Kind::Idle && m.value > c.top) {
+			c.top = m.value;
+			c.who = s.culprit();
 		}
 	}
-	if (!r.culprit.empty() && total > 0)
-		r.culprit_share = top / total;
+	return out;
+}
+
+void set_culprit(const Culprits &culprits, const std::string &vm, TopRow &r)
+{
+	auto it = culprits.find(vm);
+	if (it == culprits.end())
+		return;
+	r.culprit = it->second.who;
+	if (!r.culprit.empty() && it->second.total > 0)
+		r.culprit_share = it->second.top / it->second.total;
 }
 
 std::string percent(double ratio)
@@ -121,26 +152,37 @@ struct IoNeighbour {
 	double share = 0;
 };
 
-std::optional<IoNeighbour> io_neighbour(const Interval &iv, const std::string &scope)
-{
-	// (disk -> requests/s) of the disk, and per VM scope.
-	std::map<std::string, double> disk_total;
-	std::map<std::string, std::map<std::string, double>> by_vm; // disk -> vm scope -> req/s
-	for (const Metric &m : iv.metrics) {
-		if ((m.id != metric_id::kIoIopsRead && m.id != metric_id::kIoIopsWrite) || !std::isfinite(m.value))
-			continue;
-		const Scope s = Scope::parse(m.scope);
-		if (s.kind() == Scope::Kind::Dev)
-			disk_total[std::string(s.dev())] += m.value;
-		else if (s.kind() == Scope::Kind::VmDev)
-			by_vm[std::string(s.dev())][Scope::vm(s.vm()).str()] += m.value;
+// Requests/s of each disk, and per VM scope on it: read once per interval.
+class DiskRequests {
+public:
+	explicit DiskRequests(const Interval &iv)
+	{
+		for (const Metric &m : iv.metrics) {
+			if ((m.id != metric_id::kIoIopsRead && m.id != metric_id::kIoIopsWrite) || !std::isfinite(m.value))
+				continue;
+			const Scope s = Scope::parse(m.scope);
+			if (s.kind() == Scope::Kind::Dev)
+				disk_total_[std::string(s.dev())] += m.value;
+			else if (s.kind() == Scope::Kind::VmDev)
+				by_vm_[std::string(s.dev())][Scope::vm(s.vm()).str()] += m.value;
+		}
 	}
+	std::optional<IoNeighbour> neighbour(const std::string &scope) const;
+
+private:
+	std::map<std::string, double> disk_total_;
+	std::map<std::string, std::map<std::string, double>> by_vm_; // disk -> vm scope -> req/s
+};
+
+std::optional<IoNeighbour> DiskRequests::neighbour(const std::string &scope) const
+{
 	std::optional<IoNeighbour> best;
-	for (const auto &[disk, vms] : by_vm) {
-		if (!vms.count(scope) || !(disk_total[disk] > 0))
+	for (const auto &[disk, vms] : by_vm_) {
+		auto total = disk_total_.find(disk);
+		if (!vms.count(scope) || total == disk_total_.end() || !(total->second > 0))
 			continue;
 		for (const auto &[other, rate] : vms) {
-			double share = rate / disk_total[disk];
+			double share = rate / total->second;
 			if (other != scope && (!best || share > best->share))
 				best = IoNeighbour{other, disk, share};
 		}
@@ -148,7 +190,15 @@ std::optional<IoNeighbour> io_neighbour(const Interval &iv, const std::string &s
 	return best;
 }
 
-void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRules &rules)
+// What every VM's row reads besides its own values, found once per interval.
+struct Shared {
+	explicit Shared(const Interval &iv) : values(iv), culprits(find_culprits(iv)), disks(iv) {}
+	Values values;
+	Culprits culprits;
+	DiskRequests disks;
+};
+
+void judge(const DiskRequests &disks, const std::string &scope, TopRow &r, const TopRules &rules)
 {
 	if (r.vcpu_wait && *r.vcpu_wait >= rules.min_vcpu_wait && r.culprit_share &&
 	    *r.culprit_share >= rules.min_share) {
@@ -161,7 +211,7 @@ void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRul
 		return;
 	}
 	if (r.io_p99_us && *r.io_p99_us >= rules.min_io_p99_us) {
-		auto n = io_neighbour(iv, scope);
+		auto n = disks.neighbour(scope);
 		if (n && n->share >= rules.min_io_share) {
 			HumanValue p99 = human_time_us(*r.io_p99_us);
 			r.verdict = "I/O latency p99 " + p99.number + " " + p99.unit + " with " + n->vm + " issuing " +
@@ -173,8 +223,9 @@ void judge(const Interval &iv, const std::string &scope, TopRow &r, const TopRul
 		r.verdict = "RX ring stalls: the guest posts too few receive buffers";
 }
 
-TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules &rules, const VcpuCpus *cpus)
+TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules, const VcpuCpus *cpus)
 {
+	const Values &v = shared.values;
 	TopRow r;
 	r.name = vm.name;
 	if (cpus) {
@@ -198,8 +249,8 @@ TopRow vm_row(const Interval &iv, const Values &v, const Vm &vm, const TopRules 
 	if (reads || writes)
 		r.iops = reads.value_or(0) + writes.value_or(0);
 	r.io_p99_us = v.get(metric_id::kIoLatencyP99Us, scope);
-	find_culprit(iv, vm.name, r);
-	judge(iv, scope, r, rules);
+	set_culprit(shared.culprits, vm.name, r);
+	judge(shared.disks, scope, r, rules);
 	return r;
 }
 
@@ -304,11 +355,12 @@ std::string culprit_text(const std::string &culprit)
 std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules,
 			     const VcpuCpus *vcpu_cpus)
 {
-	Values v(iv);
+	const Shared shared(iv);
 	std::vector<TopRow> rows;
-	rows.push_back(host_row(iv, v));
+	rows.reserve(vms.size() + 1);
+	rows.push_back(host_row(iv, shared.values));
 	for (const Vm &vm : vms)
-		rows.push_back(vm_row(iv, v, vm, rules, vcpu_cpus));
+		rows.push_back(vm_row(shared, vm, rules, vcpu_cpus));
 	return rows;
 }
 
@@ -331,6 +383,15 @@ void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascend
 		}
 		return a.name < b.name;
 	});
+}
+
+void filter_top_rows(std::vector<TopRow> &rows, const VmNameFilter &filter)
+{
+	if (filter.empty())
+		return;
+	rows.erase(std::remove_if(rows.begin(), rows.end(),
+				  [&](const TopRow &r) { return !r.host && !filter.matches(r.name); }),
+		   rows.end());
 }
 
 namespace {
@@ -371,13 +432,62 @@ std::vector<const TopColumn *> shown_columns(const TopTableOptions &o, std::size
 
 } // namespace
 
-std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOptions &o)
+namespace {
+
+// The lines of the list of hidden columns, wrapped (not cut: every one is
+// named).
+std::vector<std::string> hidden_lines(const std::vector<std::string> &hidden, std::size_t width)
 {
+	std::vector<std::string> out;
+	if (hidden.empty())
+		return out;
+	std::string line = "hidden at " + std::to_string(width) + " columns (a wider terminal, or --format json, shows them):";
+	for (const auto &h : hidden) {
+		if (display_width(line) + 1 + h.size() > width) {
+			out.push_back(line);
+			line = " ";
+		}
+		line += " " + h;
+	}
+	out.push_back(line);
+	return out;
+}
+
+// VM rows (rows[first_vm..]) the table shows: all, or what --rows and the
+// terminal's height leave, with one line to count the rest.
+std::size_t vm_rows_shown(std::size_t vm_rows, std::size_t other_lines, const TopTableOptions &o)
+{
+	const std::size_t limit = o.max_vms ? o.max_vms : SIZE_MAX;
+	// The last line stays free: a newline there would scroll the title away.
+	std::size_t room = SIZE_MAX;
+	if (o.height)
+		room = o.height > other_lines + 1 ? o.height - other_lines - 1 : 0;
+	if (vm_rows <= std::min(limit, room))
+		return vm_rows;
+	// The line counting the rest takes a line of the screen.
+	return std::min(limit, room == SIZE_MAX ? room : room - std::min<std::size_t>(room, 1));
+}
+
+} // namespace
+
+std::string render_top_table(const std::vector<TopRow> &all_rows, const TopTableOptions &o)
+{
+	const auto first_vm = static_cast<std::size_t>(
+		std::find_if(all_rows.begin(), all_rows.end(), [](const TopRow &r) { return !r.host; }) -
+		all_rows.begin());
+	const std::size_t vm_rows = all_rows.size() - first_vm;
+	// The name column is as wide as the widest name of any VM, shown or
+	// not, so that it does not change width as the rows scroll.
 	std::size_t name_width = 4;
-	for (const TopRow &r : rows)
+	for (const TopRow &r : all_rows)
 		name_width = std::max(name_width, std::min<std::size_t>(display_width(r.name), 20));
 	std::vector<std::string> hidden;
 	const auto columns = shown_columns(o, name_width, hidden);
+	const std::vector<std::string> hidden_text = hidden_lines(hidden, o.width);
+	const std::size_t other_lines = !o.title.empty() + 1 + first_vm + hidden_text.size() + !o.footer.empty();
+	const std::size_t shown = vm_rows_shown(vm_rows, other_lines, o);
+	const std::vector<TopRow> rows(all_rows.begin(),
+				       all_rows.begin() + static_cast<std::ptrdiff_t>(first_vm + shown));
 	auto fit = [&](std::string line) {
 		if (o.width && display_width(line) > o.width) {
 			// Cut on a character boundary (the units may be UTF-8).
@@ -423,19 +533,13 @@ std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOpti
 		}
 		out += fit(line);
 	}
-	if (!hidden.empty()) {
-		// Wrapped, not cut: every hidden column is named.
-		std::string line = "hidden at " + std::to_string(o.width) + " columns (a wider terminal, or --format "
-				   "json, shows them):";
-		for (const auto &h : hidden) {
-			if (display_width(line) + 1 + h.size() > o.width) {
-				out += fit(line);
-				line = " ";
-			}
-			line += " " + h;
-		}
+	if (vm_rows == 0 && !o.no_rows.empty())
+		out += fit(o.no_rows);
+	if (shown < vm_rows)
+		out += fit(std::to_string(vm_rows - shown) + (vm_rows - shown == 1 ? " more VM" : " more VMs") +
+			   " not shown" + (o.more_hint.empty() ? "" : ": " + o.more_hint));
+	for (const std::string &line : hidden_text)
 		out += fit(line);
-	}
 	if (!o.footer.empty())
 		out += fit(o.footer);
 	return out;

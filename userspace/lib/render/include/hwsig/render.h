@@ -9,6 +9,7 @@
 
 #include "hwsig/derive.h"
 #include "hwsig/verdicts.h"
+#include "hwsig/vm_name_filter.h"
 
 namespace hwsig {
 
@@ -24,6 +25,12 @@ struct UnavailableSaid {
 struct RenderOptions {
 	bool per_cpu = false; // show cpu:N scopes (hidden by default)
 	std::string vm;       // non-empty: only vm:<vm> scopes plus system-wide context
+	// Non-empty (instead of vm): the scopes of the VMs it matches plus
+	// the system-wide context.
+	VmNameFilter vm_filter;
+	// Table: the scopes of at most this many VMs (the first by name; 0: all),
+	// and a line saying how to see the others.
+	std::size_t table_vms = 0;
 	bool verbose = false; // show source and notes, every unavailable scope every interval
 	std::string title;    // e.g. "interval 3" or "summary of 5 intervals"
 	bool summary = false; // JSON: the line covers the whole run ("summary":true first)

@@ -12,6 +12,7 @@
 
 #include "hwsig/derive.h"
 #include "hwsig/vm.h"
+#include "hwsig/vm_name_filter.h"
 
 namespace hwsig {
 
@@ -71,6 +72,10 @@ std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, con
 			     const VcpuCpus *vcpu_cpus = nullptr);
 void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascending);
 
+// Keeps the host's row and the VM rows the filter matches (all of them for
+// an empty filter), in their order.
+void filter_top_rows(std::vector<TopRow> &rows, const VmNameFilter &filter);
+
 // Human culprit text: "vm:batch7", "host processes", "kernel threads",
 // "vhost workers".
 std::string culprit_text(const std::string &culprit);
@@ -81,6 +86,15 @@ struct TopTableOptions {
 	bool ascending = false;
 	std::size_t width = 0;    // terminal columns; 0: no limit (verdict never cut)
 	std::string footer;       // last line (keys), "" for none
+	// At most this many VM rows: the terminal's lines (0: no limit; the
+	// table then leaves the last line free so that the screen does not
+	// scroll) and --rows (0: no limit). What is cut is counted on a line
+	// that ends with more_hint (how to see the rest).
+	std::size_t height = 0, max_vms = 0;
+	std::string more_hint;
+	// The line instead of VM rows when there are none because of a filter:
+	// "no VM matches 'web*'".
+	std::string no_rows;
 };
 // The table: title, header (the sort column marked), one line per row.
 std::string render_top_table(const std::vector<TopRow> &rows, const TopTableOptions &o);
