@@ -2,7 +2,11 @@
 // `stat --vm` give to "has this QEMU exited?", on a scratch /proc.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hwsig/proc_alive.h"
 #include "test_procfs_tree.h"
@@ -52,4 +56,43 @@ TEST_CASE("status_is_dead reads the State: line only", "[procfs][alive]")
 	CHECK_FALSE(hwsig::status_is_dead("Name:\tZ\nState:\tS (sleeping)\n"));
 	CHECK_FALSE(hwsig::status_is_dead("Name:\tq\n"));
 	CHECK_FALSE(hwsig::status_is_dead(""));
+}
+
+TEST_CASE("AliveWatch: a live child is alive, its zombie and its reaped pid are not, as process_alive says",
+	  "[procfs][alive]")
+{
+	hwsig::AliveWatch watch;
+	const pid_t child = ::fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		::pause();
+		::_exit(0);
+	}
+	CHECK(watch.alive("/", child));
+	CHECK(watch.alive("/", child)); // the kept pidfd's answer
+	CHECK(watch.open_count() == 1);
+	REQUIRE(::kill(child, SIGKILL) == 0);
+	siginfo_t info{};
+	// Exited, not reaped: a zombie, which process_alive() calls gone too.
+	REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);
+	CHECK_FALSE(hwsig::process_alive("/", child));
+	CHECK_FALSE(watch.alive("/", child));
+	REQUIRE(::waitpid(child, nullptr, 0) == child);
+	CHECK_FALSE(watch.alive("/", child));
+	// Not asked about in a round: its pidfd is closed.
+	watch.sweep();
+	watch.sweep();
+	CHECK(watch.open_count() == 0);
+}
+
+TEST_CASE("AliveWatch: under a fixture root, the status files answer", "[procfs][alive]")
+{
+	procfs_test::TempTree tree;
+	tree.put("proc/101/status", status_in("S (sleeping)"));
+	tree.put("proc/104/status", status_in("Z (zombie)"));
+	hwsig::AliveWatch watch;
+	CHECK(watch.alive(tree.root(), 101));
+	CHECK_FALSE(watch.alive(tree.root(), 104));
+	CHECK_FALSE(watch.alive(tree.root(), 300));
+	CHECK(watch.open_count() == 0);
 }

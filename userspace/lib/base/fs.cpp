@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -91,6 +92,14 @@ std::optional<std::string> read_trimmed(const std::string &path)
 }
 
 // ---- FileCache ----
+
+std::size_t kept_fd_bound(std::size_t most)
+{
+	struct rlimit rl;
+	if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return most;
+	return std::min<std::size_t>(most, static_cast<std::size_t>(rl.rlim_cur / 4));
+}
 
 namespace {
 

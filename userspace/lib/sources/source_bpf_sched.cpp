@@ -105,10 +105,11 @@ private:
 		// exited since (or a zombie) is not reported as an idle VM.
 		if (ctx.vms)
 			for (const Vm &vm : *ctx.vms)
-				if (process_alive(ctx.root, vm.pid)) {
+				if (alive_.alive(ctx.root, vm.pid)) {
 					wanted[vm.pid].push_back(vm.scope());
 					vm_pids.insert(vm.pid);
 				}
+		alive_.sweep();
 		blame(collector, vm_pids, ctx, snap);
 		for (int pid : pids_)
 			wanted[pid].push_back(Scope::pid(static_cast<unsigned>(pid)).str());
@@ -179,6 +180,7 @@ private:
 	bool pids_wanted(int tgid) const { return std::find(pids_.begin(), pids_.end(), tgid) != pids_.end(); }
 
 	std::vector<int> pids_;
+	AliveWatch alive_; // the VMs' pidfds
 	bpf_source::LazyCollector<SchedCollector> collector_;
 };
 

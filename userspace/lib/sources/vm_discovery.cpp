@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -540,20 +539,6 @@ std::vector<Vm> discover_vms(const std::string &root)
 	return vms;
 }
 
-namespace {
-
-// comm fds kept: a quarter of the fd limit, at most 512, so that the
-// daemon's sockets and BPF objects never run short of descriptors.
-std::size_t comm_fd_bound()
-{
-	struct rlimit rl;
-	if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return 512;
-	return std::min<std::size_t>(512, static_cast<std::size_t>(rl.rlim_cur / 4));
-}
-
-} // namespace
-
 bool NonVmMemo::known(int pid, std::uint64_t ino, int &owner) const
 {
 	if (scan_ % kFullEvery == 0)
@@ -603,7 +588,11 @@ void NonVmMemo::end_scan()
 		it = it->second.seen_scan == scan_ ? std::next(it) : entries_.erase(it);
 }
 
-VmScanner::VmScanner(std::string root) : VmScanner(std::move(root), comm_fd_bound()) {}
+// comm fds kept: at most 512 (kept_fd_bound() leaves the rest of the
+// fd limit to sockets, perf events and BPF objects).
+constexpr std::size_t kMaxCommFds = 512;
+
+VmScanner::VmScanner(std::string root) : VmScanner(std::move(root), kept_fd_bound(kMaxCommFds)) {}
 
 VmScanner::VmScanner(std::string root, std::size_t max_comm_fds)
 	: root_(std::move(root)), comms_(max_comm_fds)

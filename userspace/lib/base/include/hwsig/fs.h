@@ -41,6 +41,11 @@ bool path_exists(const std::string &path);
 // 64 KiB); nullopt when it cannot be read.
 std::optional<std::string> read_trimmed(const std::string &path);
 
+// How many fds a FileCache may keep open: a quarter of the soft
+// RLIMIT_NOFILE, at most `most`, so that sockets, perf events and BPF
+// objects never run short of descriptors.
+std::size_t kept_fd_bound(std::size_t most);
+
 // Keeps pseudo-files open and re-reads them with pread() from offset 0:
 // procfs seq_files and sysfs (kernfs) attributes generate their content
 // afresh on every read at offset 0, so a kept fd reads exactly what a fresh

@@ -3,8 +3,12 @@
 // QEMU has exited.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+
+#include "hwsig/fd.h"
 
 namespace hwsig {
 
@@ -16,5 +20,29 @@ bool status_is_dead(std::string_view status);
 // <root>/proc/PID exists and its status says neither zombie nor dead. A
 // zombie QEMU's guest is gone although its pid is still listed.
 bool process_alive(const std::string &root, int pid);
+
+// process_alive() asked every interval of the same processes (the BPF
+// scheduler source's VMs): on the live /proc, a pidfd per process, kept,
+// which poll() finds readable once the process has exited (a zombie
+// included), instead of /proc/PID/status, which the kernel composes anew
+// at each read (the largest part of that source's cost beside 200 VMs).
+// Under another root (a fixture tree) or without pidfd_open (before 5.3),
+// process_alive() itself.
+class AliveWatch {
+public:
+	bool alive(const std::string &root, int pid);
+	// Closes the pidfds of processes not asked about since the last sweep().
+	void sweep();
+	std::size_t open_count() const { return watched_.size(); }
+
+private:
+	struct Watched {
+		Fd pidfd;
+		std::uint64_t round = 0;
+	};
+	std::unordered_map<int, Watched> watched_;
+	std::uint64_t round_ = 1;
+	bool pidfds_ = true; // false after ENOSYS (or a sandbox's EPERM)
+};
 
 } // namespace hwsig
