@@ -172,3 +172,42 @@ TEST_CASE("the history without per-CPU scopes drops exactly those", "[history]")
 	REQUIRE(back.histogram("bpf.block_lat", "dev:vdb"));
 	CHECK(back.histogram("bpf.block_lat", "dev:vdb")->counts == std::vector<std::uint64_t>{7});
 }
+
+// History::add() finds a scope's key where the last snapshot had it: a
+// scope gone, one new in the middle, a series from another source and
+// the keys renumbered when the history wraps must not mislabel a value.
+TEST_CASE("the history keeps each value with its scope while the snapshots change shape", "[history]")
+{
+	hwsigd::History h(3);
+	auto take = [&](const std::vector<std::string> &scopes, double base, const char *source) {
+		hwsig::Snapshot s;
+		for (std::size_t i = 0; i < scopes.size(); ++i) {
+			s.add_counter("stat.total", scopes[i], base + static_cast<double>(i), source);
+			s.add_gauge("mem.free", scopes[i], 2 * base + static_cast<double>(i), source);
+		}
+		h.add(s, {}, true);
+	};
+	const std::vector<std::vector<std::string>> shapes = {
+		{"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:c"}, {"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:aa", "vm:b", "vm:c"},
+		{"vm:b"}, {"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:b", "vm:c"},
+	};
+	for (std::size_t round = 0; round < shapes.size(); ++round) {
+		const double base = 100.0 * static_cast<double>(round + 1);
+		const char *source = round == 5 ? "bpf" : "procfs";
+		take(shapes[round], base, source);
+		const hwsig::Snapshot back = h.snapshot(h.snapshots() - 1);
+		INFO("round " << round);
+		std::size_t i = 0;
+		for (const auto &scope : shapes[round]) {
+			const auto *c = back.counter("stat.total", scope);
+			const auto *g = back.gauge("mem.free", scope);
+			REQUIRE(c);
+			REQUIRE(g);
+			CHECK(c->value == base + static_cast<double>(i));
+			CHECK(*g == 2 * base + static_cast<double>(i));
+			++i;
+		}
+		CHECK(back.counters().at("stat.total").by_scope.size() == shapes[round].size());
+		CHECK(back.counters().at("stat.total").source == source);
+	}
+}

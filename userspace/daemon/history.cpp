@@ -61,6 +61,27 @@ std::uint32_t History::intern_scratch()
 	return index;
 }
 
+std::uint32_t History::series_key(Kind kind, const std::string &name, std::size_t at, const std::string &scope,
+				  const std::string &source)
+{
+	if (at == 0) {
+		series_ = &series_keys_[kind][name];
+		if (series_->source != source) {
+			series_->source = source;
+			series_->scopes.clear();
+		}
+	}
+	auto &scopes = series_->scopes;
+	if (at < scopes.size() && scopes[at].first == scope)
+		return scopes[at].second;
+	const std::uint32_t key = intern3(name, scope, source);
+	if (at >= scopes.size())
+		scopes.resize(at + 1);
+	scopes[at].first = scope;
+	scopes[at].second = key;
+	return key;
+}
+
 static bool same_vms(const std::vector<hwsig::Vm> &a, const std::vector<hwsig::Vm> &b)
 {
 	if (a.size() != b.size())
@@ -104,7 +125,8 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		e.vms = std::make_shared<const std::vector<hwsig::Vm>>(vms);
 	e.mono_ns = s.mono_ns;
 	e.realtime_ns = s.realtime_ns;
-	for (const auto &[name, series] : s.counters())
+	for (const auto &[name, series] : s.counters()) {
+		std::size_t at = 0;
 		for (const auto &[scope, point] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
 				continue;
@@ -113,18 +135,22 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 				mux = static_cast<std::uint32_t>(e.muxes.size());
 				e.muxes.push_back(point.mux);
 			}
-			e.values.push_back({intern3(name, scope, series.source), false, mux, point.value});
+			e.values.push_back({series_key(kCounter, name, at++, scope, series.source), false, mux, point.value});
 		}
-	for (const auto &[name, series] : s.gauges())
+	}
+	for (const auto &[name, series] : s.gauges()) {
+		std::size_t at = 0;
 		for (const auto &[scope, value] : series.by_scope)
 			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({intern3(name, scope, series.source), true, kNoMux, value});
-	for (const auto &[name, series] : s.histograms())
+				e.values.push_back({series_key(kGauge, name, at++, scope, series.source), true, kNoMux, value});
+	}
+	for (const auto &[name, series] : s.histograms()) {
+		std::size_t at = 0;
 		for (const auto &[scope, hist] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
 				continue;
 			Hist h;
-			h.key = intern3(name, scope, series.source);
+			h.key = series_key(kHistogram, name, at++, scope, series.source);
 			h.layout = hist.layout;
 			h.slots = static_cast<std::uint32_t>(hist.counts.size());
 			h.first = static_cast<std::uint32_t>(e.used.size());
@@ -134,6 +160,7 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 			h.used = static_cast<std::uint32_t>(e.used.size()) - h.first;
 			e.hists.push_back(h);
 		}
+	}
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
 			e.notes.emplace_back(intern3(n.id, n.scope, n.reason), n.code);
@@ -207,6 +234,8 @@ void History::compact_keys()
 	std::vector<std::int64_t> remap(keys_.size(), -1);
 	std::vector<std::string> kept;
 	index_.clear();
+	for (auto &by_name : series_keys_)
+		by_name.clear();
 	auto move_key = [&](std::uint32_t &k) {
 		if (remap[k] < 0) {
 			remap[k] = static_cast<std::int64_t>(kept.size());
