@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <unordered_map>
 #include <map>
 
@@ -26,6 +27,7 @@ constexpr const char *kVcpuCpus = metric_id::kSchedVcpuCpus;
 
 class SchedstatSource final : public Source {
 public:
+	explicit SchedstatSource(TaskSchedReaderOpener open_reader) : open_reader_(std::move(open_reader)) {}
 	std::string_view name() const override { return "procfs.schedstat"; }
 	std::vector<std::string> provides() const override { return {kRunqWaitAvg, kVcpuWait, kVcpuCpus}; }
 
@@ -37,6 +39,7 @@ public:
 			missing_rounds_ = 0;
 		}
 		collect_cpus(snap);
+		read_batch(ctx);
 		std::map<int, std::vector<int>> vcpus_now;
 		if (ctx.vms)
 			for (const auto &vm : *ctx.vms)
@@ -86,6 +89,29 @@ private:
 		snap.add_counter(series::kSchedstatTimeslices, "system", slices_sum, "procfs");
 	}
 
+	// Every VM's vCPU threads at once through the reader, where there is
+	// one and it works; batch_ is left empty otherwise.
+	void read_batch(const SourceContext &ctx)
+	{
+		batch_.clear();
+		if (!open_reader_ || reader_failed_ || !ctx.vms || ctx.vms->empty() || (ctx.root != "/" && !ctx.root.empty()))
+			return;
+		try {
+			if (!reader_)
+				reader_ = open_reader_();
+			tasks_asked_.clear();
+			for (const Vm &vm : *ctx.vms)
+				for (int tid : vm.vcpu_tids)
+					tasks_asked_.emplace_back(vm.pid, tid);
+			reader_->read(tasks_asked_, batch_);
+		} catch (const std::exception &) {
+			// No BPF here (or it broke): the files, from now on.
+			batch_.clear();
+			reader_.reset();
+			reader_failed_ = true;
+		}
+	}
+
 	// A VM's figure is the sum over all its vCPU threads; one unreadable
 	// thread makes the sum incomparable with the last one, so no value.
 	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
@@ -101,25 +127,10 @@ private:
 		double delay_sum = 0, slices_sum = 0, run_sum = 0;
 		for (int tid : vm.vcpu_tids) {
 			VcpuTask &task = task_of(ctx, vm, tid);
-			std::string_view text;
-			int err = read_task(ctx, vm.pid, tid, task, text);
-			if (err != 0) {
-				const std::string dir = task_dir(vm.pid, tid);
-				std::string reason = read_failure(dir + "/schedstat", err);
-				UnavailableCode code = errno_code(err);
-				if (err == ENOENT && !path_exists(join_path(ctx.root, dir))) {
-					reason += " (vCPU thread exited)";
-					code = UnavailableCode::incomplete;
-				} else if (err == ENOENT) {
-					reason += " (kernel without CONFIG_SCHED_INFO)";
-				}
-				unavailable(code, reason);
-				return;
-			}
-			auto stat = parse_task_schedstat(text);
-			if (!stat.error.empty()) {
-				unavailable(UnavailableCode::malformed,
-					    task_dir(vm.pid, tid) + "/schedstat garbled: " + stat.error);
+			TaskSchedstat stat;
+			if (auto it = batch_.find(tid); it != batch_.end()) {
+				stat = it->second;
+			} else if (!read_file_of(ctx, vm, tid, task, stat, unavailable)) {
 				return;
 			}
 			delay_sum += static_cast<double>(stat.run_delay_ns);
@@ -179,6 +190,35 @@ private:
 			task.scope = n ? Scope::vm(vm.name).vcpu(*n).str() : std::string();
 		}
 		return task;
+	}
+
+	// One thread's figures from its schedstat file; false (and the VM's
+	// figures unavailable, and why) when it cannot be read.
+	template <typename Unavailable>
+	bool read_file_of(const SourceContext &ctx, const Vm &vm, int tid, VcpuTask &task, TaskSchedstat &stat,
+			  Unavailable &unavailable)
+	{
+		std::string_view text;
+		const int err = read_task(ctx, vm.pid, tid, task, text);
+		if (err != 0) {
+			const std::string dir = task_dir(vm.pid, tid);
+			std::string reason = read_failure(dir + "/schedstat", err);
+			UnavailableCode code = errno_code(err);
+			if (err == ENOENT && !path_exists(join_path(ctx.root, dir))) {
+				reason += " (vCPU thread exited)";
+				code = UnavailableCode::incomplete;
+			} else if (err == ENOENT) {
+				reason += " (kernel without CONFIG_SCHED_INFO)";
+			}
+			unavailable(code, reason);
+			return false;
+		}
+		stat = parse_task_schedstat(text);
+		if (!stat.error.empty()) {
+			unavailable(UnavailableCode::malformed, task_dir(vm.pid, tid) + "/schedstat garbled: " + stat.error);
+			return false;
+		}
+		return true;
 	}
 
 	// Its schedstat text in text: 0 or an errno. A thread's exit makes the
@@ -242,14 +282,24 @@ private:
 	std::size_t max_open_ = kept_fd_bound(4096);
 	std::uint64_t round_ = 1;
 	char buf_[256];
-	std::map<int, std::vector<int>> vcpus_last_;   // VM pid -> its vCPU tids last round
+	std::map<int, std::vector<int>> vcpus_last_;
+	TaskSchedReaderOpener open_reader_;
+	std::unique_ptr<TaskSchedReader> reader_;
+	bool reader_failed_ = false;
+	std::vector<std::pair<int, int>> tasks_asked_;    // scratch: every VM's (pid, vCPU tid)
+	std::unordered_map<int, TaskSchedstat> batch_;    // this round's, from reader_   // VM pid -> its vCPU tids last round
 };
 
 } // namespace
 
 SourcePtr make_schedstat_source()
 {
-	return std::make_unique<SchedstatSource>();
+	return std::make_unique<SchedstatSource>(TaskSchedReaderOpener{});
+}
+
+SourcePtr make_schedstat_source(TaskSchedReaderOpener open_reader)
+{
+	return std::make_unique<SchedstatSource>(std::move(open_reader));
 }
 
 } // namespace hwsig

@@ -51,7 +51,16 @@ std::vector<SourcePtr> default_sources(const SourceOptions &opt)
 	sources.push_back(make_stat_source());
 	sources.push_back(make_numa_source());
 	sources.push_back(make_meminfo_source());
+#ifdef HWSIG_HAVE_BPF
+	// With the scheduler program allowed, the vCPU threads' accounting in
+	// one pass of a BPF iterator; the files where it cannot load.
+	if (opt.bpf && opt.bpf_sched)
+		sources.push_back(make_schedstat_source(open_bpf_task_sched_reader));
+	else
+		sources.push_back(make_schedstat_source());
+#else
 	sources.push_back(make_schedstat_source());
+#endif
 	sources.push_back(make_thermal_source());
 	sources.push_back(make_psi_source());
 	add(sources, make_pmu_source({opt.kmod, true}), opt.pmu, opt.pmu_off_reason);

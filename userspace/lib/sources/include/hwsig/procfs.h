@@ -10,10 +10,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hwsig/fs.h"
@@ -178,5 +182,23 @@ SourcePtr make_numa_source();      // mem.numa_remote_ratio, page migrations, TH
 SourcePtr make_meminfo_source();   // mem.hugepage_utilization, mem.thp_anon_bytes
 SourcePtr make_psi_source();       // psi.*
 SourcePtr make_schedstat_source(); // sched.runq_wait_avg_us
+
+// The vCPU threads' scheduler accounting for the schedstat source, read
+// for all of them at once (a BPF task iterator, bpf/vcpu.bpf.c) instead of
+// a /proc/PID/task/TID/schedstat file per thread.
+class TaskSchedReader {
+public:
+	virtual ~TaskSchedReader() = default;
+	// The accounting of these threads, each given as (pid, tid), now, by
+	// tid (error left empty); a thread that exited, or whose tid another
+	// process has now, is absent. Throws on a failed read.
+	virtual void read(const std::vector<std::pair<int, int>> &tasks,
+			  std::unordered_map<int, TaskSchedstat> &out) = 0;
+};
+using TaskSchedReaderOpener = std::function<std::unique_ptr<TaskSchedReader>()>;
+// With open_reader: on the live /proc, the vCPU threads' figures come from
+// the reader it opens on the first collect with VMs; the files are read
+// for the threads it did not report, and for all of them once it failed.
+SourcePtr make_schedstat_source(TaskSchedReaderOpener open_reader);
 
 } // namespace hwsig

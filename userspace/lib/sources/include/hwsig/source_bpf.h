@@ -3,6 +3,7 @@
 // BPF or (vhost) vhost_net, it reports its metrics unavailable and why.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "hwsig/source.h"
@@ -35,5 +36,11 @@ SourcePtr make_bpf_vhost_source();
 // the collector in bpf/vhost_collector.h.
 enum class VhostAttach;
 SourcePtr make_bpf_vhost_source(VhostAttach how);
+
+// Every vCPU thread's scheduler accounting in one pass of a BPF task
+// iterator (bpf/vcpu.bpf.c), for make_schedstat_source(); throws
+// hwsig::Error when it cannot load.
+class TaskSchedReader;
+std::unique_ptr<TaskSchedReader> open_bpf_task_sched_reader();
 
 } // namespace hwsig

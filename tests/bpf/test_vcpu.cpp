@@ -1,0 +1,170 @@
+// Live tests of bpf/vcpu.bpf.c: the task iterator reports a thread's
+// scheduler accounting exactly as /proc/PID/task/TID/schedstat prints it,
+// only for the threads asked for, and not for a tid given with the wrong
+// process; the schedstat source gives the same series through it as
+// through the files.
+#include <catch2/catch.hpp>
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hwsig/fs.h"
+#include "hwsig/procfs.h"
+#include "hwsig/series.h"
+#include "hwsig/snapshot.h"
+#include "hwsig/source_bpf.h"
+#include "hwsig/vm.h"
+#include "require_root.h"
+#include "vcpu_collector.h"
+
+using namespace hwsig;
+using hwsig_test::require_root;
+
+namespace {
+
+// A thread that spins for a while, then blocks until released: while it
+// blocks its accounting does not move, so two reads of it agree exactly.
+class ParkedThread {
+public:
+	ParkedThread()
+	{
+		thread_ = std::thread([this] {
+			tid_ = static_cast<int>(::syscall(SYS_gettid));
+			const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+			while (std::chrono::steady_clock::now() < until)
+				spins_.fetch_add(1, std::memory_order_relaxed);
+			std::unique_lock lock(mu_);
+			parked_ = true;
+			cv_.notify_all();
+			cv_.wait(lock, [this] { return released_; });
+		});
+		std::unique_lock lock(mu_);
+		cv_.wait(lock, [this] { return parked_; });
+		// Parked: give the scheduler time to switch it out for good.
+		lock.unlock();
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
+	~ParkedThread()
+	{
+		{
+			std::lock_guard lock(mu_);
+			released_ = true;
+		}
+		cv_.notify_all();
+		thread_.join();
+	}
+	int tid() const { return tid_; }
+
+private:
+	std::thread thread_;
+	std::mutex mu_;
+	std::condition_variable cv_;
+	bool parked_ = false, released_ = false;
+	std::atomic<int> tid_{0};
+	std::atomic<std::uint64_t> spins_{0};
+};
+
+// The BPF reader, counting what it reported: a source that fell back to
+// the files would give the same figures, so the test must see it used.
+class CountingReader final : public TaskSchedReader {
+public:
+	explicit CountingReader(std::size_t &reported) : reported_(reported), inner_(open_bpf_task_sched_reader()) {}
+	void read(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, TaskSchedstat> &out) override
+	{
+		inner_->read(tasks, out);
+		reported_ += out.size();
+	}
+
+private:
+	std::size_t &reported_;
+	std::unique_ptr<TaskSchedReader> inner_;
+};
+
+TaskSchedstat from_file(int pid, int tid)
+{
+	auto text = read_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/schedstat");
+	REQUIRE(text.data);
+	return parse_task_schedstat(*text.data);
+}
+
+} // namespace
+
+TEST_CASE("BPF vcpu: a parked thread's accounting equals its schedstat file", "[bpf][vcpu]")
+{
+	require_root();
+	VcpuCollector collector;
+	ParkedThread a, b;
+	const int pid = ::getpid();
+	std::unordered_map<int, VcpuSched> got;
+	collector.read({{pid, a.tid()}, {pid, b.tid()}}, got);
+	REQUIRE(got.size() == 2);
+	for (int tid : {a.tid(), b.tid()}) {
+		INFO("tid " << tid);
+		const TaskSchedstat file = from_file(pid, tid);
+		REQUIRE(file.error.empty());
+		CHECK(file.on_cpu_ns >= 10'000'000u); // it spun 30 ms
+		CHECK(got[tid].on_cpu_ns == file.on_cpu_ns);
+		CHECK(got[tid].run_delay_ns == file.run_delay_ns);
+		CHECK(got[tid].timeslices == file.timeslices);
+	}
+	// Only what is asked for: b alone now, then a tid given with another
+	// process (a reused tid) is not reported.
+	collector.read({{pid, b.tid()}}, got);
+	CHECK(got.size() == 1);
+	CHECK(got.count(b.tid()) == 1);
+	collector.read({{pid + 1, a.tid()}}, got);
+	CHECK(got.empty());
+}
+
+TEST_CASE("BPF vcpu: a thread that exited is absent", "[bpf][vcpu]")
+{
+	require_root();
+	VcpuCollector collector;
+	int gone = 0;
+	std::thread([&] { gone = static_cast<int>(::syscall(SYS_gettid)); }).join();
+	ParkedThread alive;
+	std::unordered_map<int, VcpuSched> got;
+	collector.read({{::getpid(), gone}, {::getpid(), alive.tid()}}, got);
+	CHECK(got.count(gone) == 0);
+	CHECK(got.count(alive.tid()) == 1);
+}
+
+TEST_CASE("BPF vcpu: the schedstat source gives the files' figures through the iterator", "[bpf][vcpu]")
+{
+	require_root();
+	ParkedThread t0, t1, t2;
+	Vm vm;
+	vm.pid = ::getpid();
+	vm.name = "self";
+	vm.vcpu_tids = {t0.tid(), t1.tid(), t2.tid()};
+	const std::vector<Vm> vms = {vm};
+	std::size_t reported = 0;
+	auto through_bpf = make_schedstat_source(
+		[&]() -> std::unique_ptr<TaskSchedReader> { return std::make_unique<CountingReader>(reported); });
+	auto through_files = make_schedstat_source();
+	SourceContext ctx;
+	ctx.root = "/";
+	ctx.vms = &vms;
+	Snapshot a, b;
+	through_bpf->collect(ctx, a);
+	through_files->collect(ctx, b);
+	CHECK(reported == 3); // all three threads through the iterator
+	for (const char *name : {series::kSchedstatRunDelayNs, series::kSchedstatRunNs, series::kSchedstatTimeslices}) {
+		INFO(name);
+		const auto *x = a.counter(name, "vm:self");
+		const auto *y = b.counter(name, "vm:self");
+		REQUIRE(x);
+		REQUIRE(y);
+		CHECK(x->value == y->value);
+		CHECK(x->value > 0);
+	}
+}
