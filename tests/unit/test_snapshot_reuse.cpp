@@ -1,6 +1,7 @@
 // A snapshot filled in another's storage (what hwsigd does every interval)
 // and the history that recycles its oldest entry must hold exactly what a
 // fresh one would: no value, scope, note or stamp of the old shape left.
+#include <map>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -209,5 +210,36 @@ TEST_CASE("the history keeps each value with its scope while the snapshots chang
 		}
 		CHECK(back.counters().at("stat.total").by_scope.size() == shapes[round].size());
 		CHECK(back.counters().at("stat.total").source == source);
+	}
+}
+
+// Snapshot::add_*() place a scope after the last one without a search and
+// anywhere else by one lower_bound: any order, and a scope given twice,
+// must come out as a map of the last values.
+TEST_CASE("a snapshot keeps every scope once, with its last value, whatever the order of the adds", "[snapshot]")
+{
+	const std::vector<std::string> order = {"vm:b", "vm:d", "vm:a", "vm:d", "vm:c", "vm:e", "vm:a", "vm:b", "vm:e"};
+	hwsig::Snapshot spare;
+	for (int round = 0; round < 2; ++round) {
+		hwsig::Snapshot s;
+		s.reuse_storage(std::move(spare));
+		std::map<std::string, double> want;
+		double v = round * 100.0;
+		for (const auto &scope : order) {
+			s.add_counter("stat.total", scope, ++v, "procfs");
+			s.add_gauge("mem.free", scope, -v, "procfs");
+			want[scope] = v;
+		}
+		s.release_spares();
+		INFO("round " << round);
+		const auto &counters = s.counters().at("stat.total").by_scope;
+		const auto &gauges = s.gauges().at("mem.free").by_scope;
+		REQUIRE(counters.size() == want.size());
+		REQUIRE(gauges.size() == want.size());
+		for (const auto &[scope, value] : want) {
+			CHECK(counters.at(scope).value == value);
+			CHECK(gauges.at(scope) == -value);
+		}
+		spare = std::move(s);
 	}
 }

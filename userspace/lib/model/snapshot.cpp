@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iterator>
+#include <string_view>
 
 namespace hwsig {
 
@@ -44,18 +46,35 @@ static void put(Map &map, Spares &spares, std::string_view name, std::string_vie
 		it = series_node(map, spares, name, source);
 	if (stamp_ns)
 		it->second.read_ns = stamp_ns;
+	// One search at most: sources mostly add a series' scopes in order
+	// (CPUs, then VMs and their vCPUs as listed), so a scope after the
+	// last one goes at the end without a search; else where lower_bound
+	// finds it.
 	auto &by_scope = it->second.by_scope;
-	auto slot = by_scope.find(scope);
-	if (slot != by_scope.end()) {
-		slot->second = std::forward<Point>(point);
-	} else if (!spares.points.empty()) {
+	auto at = by_scope.end();
+	if (!by_scope.empty()) {
+		auto last = std::prev(by_scope.end());
+		const int order = std::string_view(last->first).compare(scope);
+		if (order == 0) {
+			last->second = std::forward<Point>(point);
+			return;
+		}
+		if (order > 0) {
+			at = by_scope.lower_bound(scope);
+			if (at->first == scope) {
+				at->second = std::forward<Point>(point);
+				return;
+			}
+		}
+	}
+	if (!spares.points.empty()) {
 		auto node = std::move(spares.points.back());
 		spares.points.pop_back();
 		node.key().assign(scope);
 		node.mapped() = std::forward<Point>(point);
-		by_scope.insert(std::move(node));
+		by_scope.insert(at, std::move(node));
 	} else {
-		by_scope.emplace(std::string(scope), std::forward<Point>(point));
+		by_scope.emplace_hint(at, std::string(scope), std::forward<Point>(point));
 	}
 }
 
