@@ -479,7 +479,7 @@ void phase_not_loaded(hwsig::Source &source)
 	if (hwsig::path_exists("/bin/hwsigctl")) {
 		auto [rc, out] = shell("hwsigctl stat -c 1 -i 1 --format json");
 		bool said = out.find("{\"id\":\"vhost.queue_depth_p50\",\"scope\":\"system\",\"reason\":\"vhost not "
-				     "loaded (no vhost_net module)\"}") != std::string::npos;
+				     "loaded (no vhost_net module)\",\"code\":\"no_target\"}") != std::string::npos;
 		// Nothing else disturbed: no other metric's note mentions vhost, and
 		// the other layers still report values.
 		std::size_t values = 0;
