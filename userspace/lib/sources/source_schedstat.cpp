@@ -1,5 +1,7 @@
 // Run-queue wait from scheduler accounting: per CPU from /proc/schedstat,
-// per VM and per vCPU from its vCPU threads' /proc/<pid>/task/<tid>/schedstat.
+// per VM and per vCPU from its vCPU threads' /proc/<pid>/task/<tid>/schedstat,
+// or the same three figures for all of them in one read (TaskSchedReader,
+// a BPF task iterator) where hwsigd may load one.
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -7,8 +9,8 @@
 
 #include <cerrno>
 #include <exception>
-#include <unordered_map>
 #include <map>
+#include <unordered_map>
 
 #include "hwsig/fd.h"
 #include "hwsig/fs.h"
