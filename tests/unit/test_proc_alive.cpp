@@ -77,12 +77,24 @@ TEST_CASE("AliveWatch: a live child is alive, its zombie and its reaped pid are 
 	REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);
 	CHECK_FALSE(hwsig::process_alive("/", child));
 	CHECK_FALSE(watch.alive("/", child));
+	// Its pidfd is dropped at once: the pid, reused, is another process.
+	CHECK(watch.open_count() == 0);
 	REQUIRE(::waitpid(child, nullptr, 0) == child);
 	CHECK_FALSE(watch.alive("/", child));
-	// Not asked about in a round: its pidfd is closed.
+	// A live process not asked about in a round: its pidfd is closed.
+	const pid_t other = ::fork();
+	REQUIRE(other >= 0);
+	if (other == 0) {
+		::pause();
+		::_exit(0);
+	}
+	CHECK(watch.alive("/", other));
 	watch.sweep();
+	CHECK(watch.open_count() == 1);
 	watch.sweep();
 	CHECK(watch.open_count() == 0);
+	::kill(other, SIGKILL);
+	::waitpid(other, nullptr, 0);
 }
 
 TEST_CASE("AliveWatch: under a fixture root, the status files answer", "[procfs][alive]")

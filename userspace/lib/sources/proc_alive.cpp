@@ -56,7 +56,13 @@ bool AliveWatch::alive(const std::string &root, int pid)
 	const int ready = ::poll(&p, 1, 0);
 	if (ready < 0)
 		return process_alive(root, pid);
-	return ready == 0;
+	if (ready > 0) {
+		// Exited: its pidfd says so forever, but the pid may come back
+		// as another process (a new QEMU after a wrap): ask afresh then.
+		watched_.erase(it);
+		return false;
+	}
+	return true;
 }
 
 void AliveWatch::sweep()
