@@ -24,7 +24,7 @@ spins pinned to one CPU):
                   and a line counting the others; '/' filters, Esc clears;
                   piped, --filter shows exactly the matching guests and
                   --rows N the first N and how many more
-Needs root (BPF), tmux, fio and bench/fake_qemu (make bench builds it)."""
+Needs root (BPF), tmux, fio and bench/fake_qemu (tests/daemon/run builds it)."""
 import json
 import os
 import shutil
@@ -456,7 +456,7 @@ def main():
     for tool in ("tmux", "fio"):
         if not r.check(f"{tool} is installed (scripts/install-deps all)", shutil.which(tool)):
             return r.finish()
-    if not r.check("bench/fake_qemu is built (make bench)", os.access(FAKE_QEMU, os.X_OK), FAKE_QEMU):
+    if not r.check("bench/fake_qemu is built (tests/daemon/run)", os.access(FAKE_QEMU, os.X_OK), FAKE_QEMU):
         return r.finish()
     only = sys.argv[1:]  # case names (functions) to run; none: all
     if only:
