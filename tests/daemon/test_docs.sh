@@ -120,8 +120,9 @@ done
 
 # --- every page of Documentation/ parses without a docutils warning ------
 # (a malformed table or a broken reference shows as an error box, or not
-# at all, in any reStructuredText viewer)
-for f in "$top"/Documentation/*.rst; do
+# at all, in any reStructuredText viewer). Subfolders too: the package
+# renders them all (runbooks/ is where alerts' runbook_url points).
+while IFS= read -r f; do
 	python3 -c '
 import sys, docutils.core
 path = sys.argv[1]
@@ -134,6 +135,6 @@ docutils.core.publish_doctree(open(path).read(), source_path=path,
 		not_ok "${f#"$top"/} has docutils warnings"
 		sed 's/^/    /' "$tmp/err" | head -5
 	fi
-done
+done < <(find "$top/Documentation" -name '*.rst' | sort)
 
 finish
