@@ -683,7 +683,7 @@ def live(boards, work):
                 vals = finite_values(res)
                 shown = f"{len(vals)} series, e.g. {vals[0]:.4g}" if vals else ("error" if err else "no data")
                 if absent and not vals:
-                    shown += f"; needs {HARDWARE_ABSENT[(name, title)][0]}"
+                    shown += f"; expected here: {HARDWARE_ABSENT[(name, title)][0]}"
                 print(f"# {name} | {title} [{ref}] | data {'yes' if vals else 'no'} ({shown}) | {expr}")
                 if absent:
                     r.check(f"{name}: '{title}' [{ref}] is a valid query (no data expected: "
