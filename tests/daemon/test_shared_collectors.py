@@ -122,6 +122,21 @@ def one_copy():
         d.close()
 
 
+def disk_section(out, name):
+    """The count hist -D printed for disk name, and its slot rows."""
+    section = out.split(f"disk = {name}\n", 1)
+    total, rows = 0, []
+    if len(section) == 2:
+        for line in section[1].splitlines():
+            if line.startswith("disk = "):
+                break
+            parts = line.split(":")
+            if len(parts) >= 2 and "->" in parts[0]:
+                total += int(parts[1].split("|")[0])
+                rows.append(line)
+    return total, rows
+
+
 def hist_through_daemon():
     """hist bio -D through the daemon counts a known number of O_DIRECT
     reads exactly, and loads nothing of its own."""
@@ -141,24 +156,28 @@ def hist_through_daemon():
         env = dict(os.environ, HWSIG_SOCKET=d.socket)
         hist = subprocess.Popen([HWSIGCTL, "hist", "bio", "-D", "4", "1"], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
+        # -m beside it: hwsigd's microsecond slots, bounds printed in ms.
+        hist_ms = subprocess.Popen([HWSIGCTL, "hist", "bio", "-D", "-m", "4", "1"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         reads = 1500
         subprocess.run(["dd", f"if={loop}", "of=/dev/null", "bs=4k", f"count={reads}", "iflag=direct"],
                        capture_output=True, check=True)
         held = bpf_programs_of(hist.pid)
         out, err = hist.communicate(timeout=30)
+        out_ms, err_ms = hist_ms.communicate(timeout=30)
         name = os.path.basename(loop)
-        section = out.split(f"disk = {name}\n", 1)
-        total = 0
-        if len(section) == 2:
-            for line in section[1].splitlines():
-                if line.startswith("disk = "):
-                    break
-                parts = line.split(":")
-                if len(parts) >= 2 and "->" in parts[0]:
-                    total += int(parts[1].split("|")[0])
+        total, _ = disk_section(out, name)
         r.check(f"hist bio -D through hwsigd: {name} counts exactly the {reads} reads", total == reads,
                 f"counted {total}; stderr {err.strip()!r}")
+        total_ms, rows_ms = disk_section(out_ms, name)
+        r.check(f"hist bio -D -m through hwsigd: the same {reads} reads, not refused", total_ms == reads,
+                f"counted {total_ms}; stderr {err_ms.strip()!r}")
+        # The microsecond slot k prints as 2^k/1000 -> (2^(k+1)-1)/1000 ms.
+        bounds = [tuple(float(x) for x in row.split(":")[0].split("->")) for row in rows_ms]
+        want = [((2 ** k if k else 0) / 1000, (2 ** (k + 1) - 1) / 1000) for k in range(len(bounds))]
+        r.check("... its rows are the microsecond slots with bounds in ms, under 'msecs'",
+                bool(bounds) and bounds == want and "msecs" in out_ms, "\n".join(rows_ms[:4]))
         r.check("hist through hwsigd holds no BPF program of its own", not held, f"holds {sorted(held)}")
         snap = d.request("snapshot")
         r.check(f"the daemon reports dev:{name} while it exists", f"\tdev:{name}\t" in snap)

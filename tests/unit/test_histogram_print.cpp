@@ -49,6 +49,22 @@ TEST_CASE("log2 histogram prints like libbpf-tools' runqlat", "[histogram]")
 	CHECK(printed(print_log2_hist, h, "usecs") == want);
 }
 
+TEST_CASE("log2 histogram scaled: microsecond slots with bounds in ms", "[histogram]")
+{
+	Histogram h;
+	h.counts = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 1};
+	const auto print = [](std::FILE *f, const Histogram &x, const char *unit) {
+		print_log2_hist_scaled(f, x, unit, 1000.0);
+	};
+	const std::string out = printed(print, h, "msecs");
+	// Same layout as unscaled; the bounds divided, three decimals.
+	CHECK(out.rfind("     msecs               : count    distribution\n"
+			"     0.000 -> 0.001      : 0        " + bar(0, 40),
+			0) == 0);
+	CHECK(out.find("     1.024 -> 2.047      : 3        " + bar(40, 40)) != std::string::npos);
+	CHECK(out.find("     2.048 -> 4.095      : 1        " + bar(13, 40)) != std::string::npos);
+}
+
 TEST_CASE("log2 histogram beyond slot 32 uses the wide layout", "[histogram]")
 {
 	Histogram h;

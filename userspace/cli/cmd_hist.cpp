@@ -154,21 +154,16 @@ const char *empty_note(const HistOptions &o, bool through_daemon)
 	return o.per_process ? "no QEMU/KVM guest followed by hwsigd" : "no samples";
 }
 
-// Options that need collectors of this process's own (per-process
-// selection, millisecond slots): refused with the way out.
+// An option that needs collectors of this process's own (per-process
+// selection): refused with the way out. -m is not: over hwsigd's
+// microsecond slots it only changes how the bounds print.
 std::optional<int> refused_by_daemon(const HistOptions &o)
 {
-	const char *why_not = nullptr;
-	if (!o.pids.empty())
-		why_not = "-p selects processes in the scheduler program, which hwsigd shares";
-	else if (o.ms)
-		why_not = "-m needs millisecond slots, hwsigd's programs count microseconds";
-	if (!why_not)
+	if (o.pids.empty())
 		return std::nullopt;
 	std::fprintf(stderr,
-		     "hwsigctl hist: hwsigd runs: %s; pass --no-daemon to load a second copy of the programs for "
-		     "this run\n",
-		     why_not);
+		     "hwsigctl hist: hwsigd runs: -p selects processes in the scheduler program, which hwsigd "
+		     "shares; pass --no-daemon to load a second copy of the programs for this run\n");
 	return 1;
 }
 
@@ -178,7 +173,7 @@ std::optional<int> refused_by_daemon(const HistOptions &o)
 int run(const HistOptions &o, hwsigctl::SnapshotFeed &feed, const hwsig::Snapshot &first, const std::string &banner,
 	bool through_daemon)
 {
-	HistView view(o, empty_note(o, through_daemon));
+	HistView view(o, empty_note(o, through_daemon), through_daemon && o.ms);
 	view.start(first, feed.vms());
 	return interval_loop(o, banner.c_str(), [&] { view.print(feed.take(), feed.vms()); });
 }
@@ -264,7 +259,7 @@ std::optional<int> parse_hist_options(const std::vector<std::string> &args, Hist
 	po::options_description visible(kHistHelp);
 	visible.add_options()
 		("help,h", "this help")
-		("milliseconds,m", po::bool_switch(&o.ms), "millisecond histograms (default microseconds)")
+		("milliseconds,m", po::bool_switch(&o.ms), "millisecond histograms (default microseconds; through hwsigd its microsecond slots, bounds in ms)")
 		("timestamp,T", po::bool_switch(&o.timestamp), "print the time with each histogram")
 		("pids,P", po::bool_switch(&o.per_process),
 		 "runq: one histogram per process (-p's, else each VM, else every process)")

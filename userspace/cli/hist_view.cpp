@@ -256,6 +256,14 @@ std::uint64_t HistView::advance_stalls(const HistRow &row)
 	return d;
 }
 
+void HistView::print_log2(const Histogram &h, const char *unit) const
+{
+	if (us_slots_in_ms_)
+		hwsig::print_log2_hist_scaled(stdout, h, unit, 1000.0);
+	else
+		hwsig::print_log2_hist(stdout, h, unit);
+}
+
 void HistView::print(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms)
 {
 	const auto rows = hist_rows(o_, s, vms);
@@ -278,11 +286,11 @@ void HistView::print(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms
 		if (o_.what == "vhost")
 			hwsig::print_linear_log2_hist(stdout, d, unit);
 		else
-			hwsig::print_log2_hist(stdout, d, unit);
+			print_log2(d, unit);
 	}
 	// bio without -D: every disk in one histogram, printed even when empty.
 	if (o_.what == "bio" && !o_.per_disk)
-		hwsig::print_log2_hist(stdout, sum, unit);
+		print_log2(sum, unit);
 	// What the rows above leave out in this interval: handler runs of
 	// queues the full BPF table could not take (the source's note at
 	// system when its sums are not whole).

@@ -33,7 +33,12 @@ std::vector<HistRow> hist_rows(const HistOptions &o, const hwsig::Snapshot &s, c
 class HistView {
 public:
 	// empty_note: printed when an interval has no row ("" for nothing).
-	HistView(const HistOptions &o, std::string empty_note) : o_(o), empty_note_(std::move(empty_note)) {}
+	// us_slots_in_ms: -m over microsecond slots (hwsigd's programs count
+	// in microseconds): each slot is printed with its bounds in ms.
+	HistView(const HistOptions &o, std::string empty_note, bool us_slots_in_ms = false)
+		: o_(o), empty_note_(std::move(empty_note)), us_slots_in_ms_(us_slots_in_ms)
+	{
+	}
 	// The counts the first interval is the difference from.
 	void start(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms);
 	// Prints the interval that ends at s.
@@ -41,10 +46,12 @@ public:
 
 private:
 	Histogram advance(const HistRow &row);
+	void print_log2(const Histogram &h, const char *unit) const;
 	std::uint64_t advance_stalls(const HistRow &row);
 
 	const HistOptions &o_;
 	std::string empty_note_;
+	bool us_slots_in_ms_;
 	std::map<std::string, Histogram> prev_;
 	std::map<std::string, std::uint64_t> prev_stalls_;
 };

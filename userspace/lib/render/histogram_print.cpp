@@ -20,9 +20,8 @@ void print_stars(std::FILE *out, std::uint64_t val, std::uint64_t val_max, int w
 		std::fputc('+', out);
 }
 
-} // namespace
-
-void print_log2_hist(std::FILE *out, const Histogram &h, const char *val_type)
+// The rows of print_log2_hist(); divisor 0 prints the bounds as integers.
+void print_log2_rows(std::FILE *out, const Histogram &h, const char *val_type, double divisor)
 {
 	int idx_max = -1;
 	std::uint64_t val_max = 0;
@@ -44,11 +43,27 @@ void print_log2_hist(std::FILE *out, const Histogram &h, const char *val_type)
 		if (low == high)
 			low -= 1;
 		std::uint64_t val = h.counts[static_cast<std::size_t>(i)];
-		std::fprintf(out, "%*llu -> %-*llu : %-8llu |", width, low, width, high,
-			     static_cast<unsigned long long>(val));
+		if (divisor > 0)
+			std::fprintf(out, "%*.3f -> %-*.3f : %-8llu |", width, static_cast<double>(low) / divisor,
+				     width, static_cast<double>(high) / divisor, static_cast<unsigned long long>(val));
+		else
+			std::fprintf(out, "%*llu -> %-*llu : %-8llu |", width, low, width, high,
+				     static_cast<unsigned long long>(val));
 		print_stars(out, val, val_max, stars);
 		std::fprintf(out, "|\n");
 	}
+}
+
+} // namespace
+
+void print_log2_hist(std::FILE *out, const Histogram &h, const char *val_type)
+{
+	print_log2_rows(out, h, val_type, 0);
+}
+
+void print_log2_hist_scaled(std::FILE *out, const Histogram &h, const char *val_type, double divisor)
+{
+	print_log2_rows(out, h, val_type, divisor);
 }
 
 void print_linear_log2_hist(std::FILE *out, const Histogram &h, const char *val_type)

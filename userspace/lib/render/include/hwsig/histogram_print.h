@@ -15,6 +15,11 @@ namespace hwsig {
 // the unit ("usecs", "msecs", "kbytes").
 void print_log2_hist(std::FILE *out, const Histogram &h, const char *val_type);
 
+// The same rows with each slot's bounds divided by divisor and printed with
+// three decimals: microsecond slots shown in milliseconds (divisor 1000,
+// "0.512 -> 1.023") when the slots cannot be re-cut, as hwsigd's cannot.
+void print_log2_hist_scaled(std::FILE *out, const Histogram &h, const char *val_type, double divisor);
+
 // A LinearLog2 histogram (the vhost queue depths): one row per depth below
 // Histogram::kLinearLog2Exact, "low -> high" rows above, from the lowest to
 // the highest non-empty slot; nothing when empty.
