@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/docs.h"
 #include "hwsig/plot.h"
 #include "hwsig/render_svg.h"
 
@@ -21,6 +22,8 @@ namespace {
 
 constexpr std::uint64_t kSecond = 1'000'000'000ull;
 constexpr std::uint64_t kT0 = 5000 * kSecond; // the first snapshot's mono_ns
+// Its wall clock: 2026-11-28 18:03:40 UTC.
+constexpr std::uint64_t kWall0 = 1795889020ULL * kSecond;
 
 Metric metric(const std::string &id, const std::string &scope, double value, const std::string &unit)
 {
@@ -41,6 +44,7 @@ template <typename F> std::vector<PlotInterval> intervals(std::size_t n, F fill)
 		p.start_mono_ns = kT0 + i * kSecond;
 		p.end_mono_ns = p.start_mono_ns + kSecond;
 		p.iv.interval_s = 1;
+		p.iv.realtime_ns = kWall0 + (i + 1) * kSecond;
 		fill(i, p.iv);
 		out.push_back(std::move(p));
 	}
@@ -154,7 +158,7 @@ TEST_CASE("plot: an unknown metric id is refused, naming it and the ids close to
 	CHECK_THROWS_WITH(build_plot(incident(), req), Catch::Contains("sched.runq_wait_p99_us"));
 	req.metrics = {"zzzzzzzzzz"};
 	CHECK_THROWS_WITH(build_plot(incident(), req),
-			  "unknown metric 'zzzzzzzzzz'; the ids are in Documentation/metrics.rst");
+			  "unknown metric 'zzzzzzzzzz'; the ids are in " HWSIG_DOC("metrics.rst"));
 	CHECK(close_metric_ids("psi.cpu_some").front() == "psi.cpu_some_pct");
 	// A near miss alone; without one, the ids of the layer named.
 	CHECK(close_metric_ids("cpu.ipz") == std::vector<std::string>{"cpu.ipc"});
@@ -381,6 +385,40 @@ TEST_CASE("plot: the same intervals give byte-identical SVG", "[plot]")
 	CHECK(a.find("href") == std::string::npos);
 	CHECK(a.find("@import") == std::string::npos);
 	CHECK(a.find("url(") == std::string::npos);
+}
+
+TEST_CASE("plot: the UTC wall clock under the last panel's seconds and in the subtitle", "[plot]")
+{
+	// Triggered at kT0 + 10 s: 18:03:50 UTC; ticks every 2 s from -10 s.
+	const Plot p = build_plot(incident(), request());
+	CHECK(p.trigger_realtime_ns == kWall0 + 10 * kSecond);
+	const std::string svg = render_svg(p);
+	CHECK(svg.find("at 2026-11-28 18:03:50 UTC") != std::string::npos);
+	CHECK(count(svg, "class=\"wall-clock\"") == count(svg, " s</text>") / p.panels.size());
+	CHECK(svg.find(">18:03:40</text>") != std::string::npos);
+	CHECK(svg.find(">18:03:50</text>") != std::string::npos);
+	CHECK(svg.find("and below them the UTC wall clock") != std::string::npos);
+	// Ticks every 0.2 s (eighth-second intervals) carry the decimal they need.
+	auto eighths = incident();
+	for (auto &in : eighths) {
+		in.start_mono_ns = kT0 + (in.start_mono_ns - kT0) / 8;
+		in.end_mono_ns = kT0 + (in.end_mono_ns - kT0) / 8;
+		in.iv.realtime_ns = kWall0 + (in.end_mono_ns - kT0);
+	}
+	const std::string fine = render_svg(build_plot(eighths, request(kT0 + kSecond)));
+	CHECK(fine.find("at 2026-11-28 18:03:41 UTC") != std::string::npos);
+	CHECK(fine.find(">18:03:40.2</text>") != std::string::npos);
+	CHECK(fine.find(">18:03:41.0</text>") != std::string::npos);
+	// Intervals without a wall clock (hand-made, or a stamp never taken):
+	// seconds only, as before.
+	auto bare = incident();
+	for (auto &in : bare)
+		in.iv.realtime_ns = 0;
+	const Plot none = build_plot(bare, request());
+	CHECK(none.trigger_realtime_ns == 0);
+	const std::string plain = render_svg(none);
+	CHECK(plain.find("wall-clock") == std::string::npos);
+	CHECK(plain.find(" UTC") == std::string::npos);
 }
 
 // The golden file is reviewed by eye (open it in a browser) whenever the

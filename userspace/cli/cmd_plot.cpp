@@ -27,9 +27,9 @@ std::string examples()
 	for (const auto &id : hwsig::default_plot_metrics())
 		ids += (ids.empty() ? "" : ", ") + id;
 	return std::string("One panel per metric on a shared time axis in seconds from the trigger\n"
-			   "(a red line through every panel), one coloured series per scope: the host,\n"
-			   "each VM, each disk. A dashed line marks the verdicts' threshold. Without\n"
-			   "--metrics: those of\n") +
+			   "(a red line through every panel), with the UTC wall clock under the last\n"
+			   "panel; one coloured series per scope: the host, each VM, each disk. A\n"
+			   "dashed line marks the verdicts' threshold. Without --metrics: those of\n") +
 	       "  " + hwsig::wrap(ids, 2, 2, 78) +
 	       "\nthat have values in the dump.\n\n"
 	       "examples:\n"

@@ -1,5 +1,6 @@
 // hwsigctl plot's model (plot.h): which metrics, which scopes, where the
 // lines break. The values are derive()'s, untouched.
+#include "hwsig/docs.h"
 #include "hwsig/plot.h"
 
 #include <algorithm>
@@ -114,6 +115,29 @@ double median_duration_ns(const std::vector<PlotInterval> &intervals)
 	return static_cast<double>(d[d.size() / 2]);
 }
 
+// The wall clock at the trigger: the stamp of the interval that ends
+// closest to it, moved by the monotonic distance between the two (the wall
+// clock may have been stepped elsewhere in the dump; not near the trigger).
+std::uint64_t trigger_realtime_ns(const std::vector<PlotInterval> &intervals, std::uint64_t trigger)
+{
+	const PlotInterval *nearest = nullptr;
+	std::uint64_t best = 0;
+	for (const auto &in : intervals) {
+		if (!in.iv.realtime_ns)
+			continue;
+		const std::uint64_t d = in.end_mono_ns > trigger ? in.end_mono_ns - trigger : trigger - in.end_mono_ns;
+		if (!nearest || d < best) {
+			nearest = &in;
+			best = d;
+		}
+	}
+	if (!nearest)
+		return 0;
+	const auto wall = static_cast<std::int64_t>(nearest->iv.realtime_ns) -
+			  (static_cast<std::int64_t>(nearest->end_mono_ns) - static_cast<std::int64_t>(trigger));
+	return wall > 0 ? static_cast<std::uint64_t>(wall) : 0;
+}
+
 double seconds_from(std::uint64_t t, std::uint64_t trigger)
 {
 	return t >= trigger ? static_cast<double>(t - trigger) / 1e9 : -static_cast<double>(trigger - t) / 1e9;
@@ -192,7 +216,7 @@ Plot build_plot(const std::vector<PlotInterval> &intervals, const PlotRequest &r
 		const auto near = close_metric_ids(id);
 		for (std::size_t i = 0; i < near.size(); ++i)
 			msg += (i ? ", " : " (did you mean: ") + near[i];
-		throw PlotError(msg + (near.empty() ? "; the ids are in Documentation/metrics.rst" : ")"));
+		throw PlotError(msg + (near.empty() ? "; the ids are in " HWSIG_DOC("metrics.rst") : ")"));
 	}
 
 	// (id, scope) -> value per interval: one pass over the derived values.
@@ -225,6 +249,7 @@ Plot build_plot(const std::vector<PlotInterval> &intervals, const PlotRequest &r
 	Plot plot;
 	plot.title = req.title;
 	plot.trigger = req.trigger;
+	plot.trigger_realtime_ns = trigger_realtime_ns(intervals, req.trigger_mono_ns);
 	if (!intervals.empty()) {
 		plot.t_min_s = std::min(seconds_from(intervals.front().start_mono_ns, req.trigger_mono_ns), 0.0);
 		plot.t_max_s = std::max(seconds_from(intervals.back().end_mono_ns, req.trigger_mono_ns), 0.0);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <iterator>
 
 #include "hwsig/units.h"
@@ -26,6 +27,7 @@ constexpr double kFrameHeight = 140;
 constexpr double kTickLabels = 20;  // below each frame
 constexpr double kPanelGap = 14;
 constexpr double kFooter = 34;
+constexpr double kWallClockRow = 16; // under the last frame's seconds, when the dump has a wall clock
 constexpr double kCharWidth = 6.6; // 11 px sans-serif, for the legend's wrapping
 constexpr double kLegendLine = 22;  // long enough to show a dash pattern
 
@@ -55,6 +57,30 @@ std::string seconds_label(double t, double step)
 	char buf[32];
 	std::snprintf(buf, sizeof(buf), "%.*f", decimals, std::fabs(t) < step / 1000 ? 0.0 : t);
 	return std::string(buf) + " s";
+}
+
+// The UTC wall clock t seconds from the trigger: "18:03:49", with the
+// decimals the step needs; with the date when date is set.
+std::string wall_label(std::uint64_t trigger_ns, double t, double step, bool date)
+{
+	const double at = static_cast<double>(trigger_ns) / 1e9 + t;
+	int decimals = 0;
+	while (decimals < 3 && std::fabs(step * std::pow(10, decimals) - std::round(step * std::pow(10, decimals))) > 1e-6)
+		++decimals;
+	const double scale = std::pow(10, decimals);
+	const double rounded = std::round(at * scale) / scale;
+	const auto whole = static_cast<std::time_t>(std::floor(rounded));
+	struct tm tm {};
+	char buf[48];
+	if (!gmtime_r(&whole, &tm) || !std::strftime(buf, sizeof(buf), date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm))
+		return "?";
+	std::string out = buf;
+	if (decimals > 0) {
+		char frac[16];
+		std::snprintf(frac, sizeof(frac), "%.*f", decimals, rounded - std::floor(rounded));
+		out += frac + 1; // "0.25" -> ".25"
+	}
+	return out;
 }
 
 std::string value_label(double v, const std::string &unit)
@@ -234,7 +260,7 @@ SvgLayout svg_layout(const Plot &plot)
 		lay.panels.push_back({kLeft + 0.5, y, kWidth - kLeft - kRight, kFrameHeight});
 		y += kFrameHeight + kTickLabels + kPanelGap;
 	}
-	lay.height = std::ceil(y + kFooter);
+	lay.height = std::ceil(y + kFooter + (plot.trigger_realtime_ns ? kWallClockRow : 0));
 	return lay;
 }
 
@@ -306,7 +332,9 @@ std::string render_svg(const Plot &plot)
 	text(out, kHeaderLeft, kTitleY, "hwsig: " + plot.title, "font-size=\"16\" font-weight=\"bold\" fill=\"#111111\"");
 	char span[96];
 	std::snprintf(span, sizeof(span), "%.1f s before to %.1f s after the trigger", -lay.t_min_s, lay.t_max_s);
-	text(out, kHeaderLeft, kSubtitleY, "trigger: " + plot.trigger + "    " + span, "fill=\"#444444\"");
+	const std::string at =
+		plot.trigger_realtime_ns ? " at " + wall_label(plot.trigger_realtime_ns, 0, 1, true) + " UTC" : "";
+	text(out, kHeaderLeft, kSubtitleY, "trigger: " + plot.trigger + at + "; " + span, "fill=\"#444444\"");
 	for (std::size_t i = 0; i < plot.scopes.size(); ++i) {
 		const auto [x, y] = leg.at[i];
 		// A piece of the series' line: colour and dash as in the panels.
@@ -338,7 +366,19 @@ std::string render_svg(const Plot &plot)
 		text(out, right_half ? x - 5 : x + 5, top + 10, plot.trigger,
 		     std::string("class=\"trigger-label\" text-anchor=\"") + (right_half ? "end" : "start") +
 			     "\" font-weight=\"bold\" fill=\"" + kSvgTriggerColour + "\"");
-		text(out, lay.width / 2, last.y + last.h + kTickLabels + 18, "seconds from the trigger",
+		// The wall clock under the last frame's seconds: what a log line
+		// or another tool's graph of the same minutes is read against.
+		double caption = last.y + last.h + kTickLabels + 18;
+		if (plot.trigger_realtime_ns) {
+			for (double t : t_ticks)
+				text(out, lay.x_of(t), last.y + last.h + 14 + kWallClockRow,
+				     wall_label(plot.trigger_realtime_ns, t, t_step, false),
+				     "class=\"wall-clock\" text-anchor=\"middle\" fill=\"#444444\"");
+			caption += kWallClockRow;
+		}
+		text(out, lay.width / 2, caption,
+		     plot.trigger_realtime_ns ? "seconds from the trigger, and below them the UTC wall clock"
+					      : "seconds from the trigger",
 		     "text-anchor=\"middle\" fill=\"#444444\"");
 	}
 	out += "</svg>\n";

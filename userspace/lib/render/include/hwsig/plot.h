@@ -76,6 +76,9 @@ struct Plot {
 	std::string title;
 	std::string trigger;
 	double t_min_s = 0, t_max_s = 0; // the span the intervals cover
+	// The wall clock (UTC, ns since the epoch) at the trigger, from the
+	// intervals' own wall-clock stamps; 0 when they carry none.
+	std::uint64_t trigger_realtime_ns = 0;
 	std::vector<std::string> scopes; // every series' scope: host first, then VMs, then the rest
 	std::vector<PlotPanel> panels;
 };
