@@ -26,6 +26,50 @@ def live_lines(d):
     return [line for line in d.log_text().splitlines() if line.startswith("{")]
 
 
+def replay_window(path, replayed, env):
+    """replay --since/--until against the intervals' own JSON timestamps:
+    a UTC time selects exactly the intervals ending after it (--until:
+    starting before it); an offset
+    from the trigger a tail or a head of the file; bad windows are refused."""
+    ends = [json.loads(line)["timestamp"] for line in replayed]
+    starts = [t - json.loads(line)["interval_s"] for line, t in zip(replayed, ends)]
+    # Halfway between two interval ends in the middle of the file, to the
+    # millisecond: clear of both by far more than the clocks' difference.
+    k = len(ends) // 2
+    cut = round((ends[k - 1] + ends[k]) / 2, 3)
+    utc = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(cut))) + f"{cut - int(cut):.3f}"[1:]
+    want = [line for line, t in zip(replayed, ends) if t > cut]
+    for since in (utc, utc[11:], utc.replace(" ", "T") + "Z"):
+        p = ctl(["replay", path, "--format", "json", "--since", since], env)
+        r.check(f"replay --since '{since}': the {len(want)} intervals ending after it, as the whole file "
+                "prints them", p.returncode == 0 and p.stdout.splitlines() == want,
+                f"{len(p.stdout.splitlines())} lines; {p.stderr.strip()}")
+    head = [line for line, t in zip(replayed, starts) if t < cut]
+    p = ctl(["replay", path, "--format", "json", "--until", utc], env)
+    r.check(f"replay --until '{utc}': the {len(head)} intervals starting before it",
+            p.returncode == 0 and p.stdout.splitlines() == head, f"{len(p.stdout.splitlines())} lines")
+    p = ctl(["replay", path, "--format", "json", "--since", "-1.2s"], env)
+    tail = p.stdout.splitlines()
+    r.check("replay --since -1.2s: the last two or three intervals (0.5 s each; the trigger is the last snapshot)",
+            p.returncode == 0 and 2 <= len(tail) <= 3 and tail == replayed[-len(tail):], p.stderr.strip())
+    p = ctl(["replay", path, "--format", "json", "--until", "-1.2s"], env)
+    lead = p.stdout.splitlines()
+    r.check("replay --until -1.2s: a head of the file, the last two (or three) intervals left out",
+            p.returncode == 0 and len(replayed) - 3 <= len(lead) <= len(replayed) - 2 and
+            lead == replayed[:len(lead)], f"{len(lead)} of {len(replayed)}; {p.stderr.strip()}")
+    p = ctl(["replay", path, "--compact", "--since", "-1.2s"], env)
+    r.check("replay --compact --since: the header and one line per selected interval",
+            p.returncode == 0 and len(p.stdout.splitlines()) == len(tail) + 1, p.stdout[-300:])
+    for args, code, said in ((["--since", "soon"], 2, "'soon' is neither an offset from the trigger"),
+                             (["--since", "90"], 2, "'90' is neither"),
+                             (["--since", "+1s", "--until", "-1s"], 2, "--since must come before --until"),
+                             (["--since", "+1h"], 1, "no interval of " + path + " lies in that window: it covers"),
+                             (["--ticks", "--since", "-1s"], 2, "not with --info or --ticks")):
+        p = ctl(["replay", path] + args, env)
+        r.check(f"replay {' '.join(args)}: exit {code}, says '{said}'",
+                p.returncode == code and said in p.stderr and not p.stdout, p.stderr.strip())
+
+
 def golden_and_failures():
     if not r.check("root (BPF collectors, a tmpfs for the full disk)", root):
         return
@@ -82,6 +126,8 @@ def golden_and_failures():
         p = ctl(["replay", path, "--cpu", "0"], env)
         r.check("replay --cpu without --ticks: usage error", p.returncode == 2 and "--cpu is for --ticks" in p.stderr,
                 p.stderr.strip())
+
+        replay_window(path, replayed, env)
 
         short = os.path.join(work, "last.hwsd")
         p = ctl(["dump", "--last", "1s", "-o", short], env)
