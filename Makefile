@@ -111,13 +111,17 @@ else
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 endif
 CONFDIR ?= /etc/hwsig
+# Documentation/'s pages (text and HTML) and the rules and dashboards:
+# where the programs' messages say they are (HWSIG_DOC_DIR of the build).
+DOCDIR ?= $(PREFIX)/share/doc/hwsig
+DATADIR ?= $(PREFIX)/share/hwsig
 CONF_SRC := userspace/daemon/hwsigd.conf
 UNIT_SRC := userspace/daemon/hwsigd.service
 MAN_PAGES := $(BUILD)/man/hwsigctl.8 $(BUILD)/man/hwsigd.8
 
 # Only the two programs (not the tests, fuzzers, benchmarks).
 build-bin: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHWSIG_DOC_DIR=$(DOCDIR) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS) --target hwsigctl hwsigd
 
 man: $(MAN_PAGES)
@@ -132,6 +136,7 @@ install: build-bin man
 	sed 's|^ExecStart=/usr/sbin/hwsigd|ExecStart=$(SBINDIR)/hwsigd|' $(UNIT_SRC) >$(BUILD)/hwsigd.service
 	install -m 0644 $(BUILD)/hwsigd.service $(DESTDIR)$(UNITDIR)/hwsigd.service
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/
+	./packaging/install-docs $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 	@if [ -e $(DESTDIR)$(CONFDIR)/hwsigd.conf ]; then \
 		echo "install: keeping the existing $(DESTDIR)$(CONFDIR)/hwsigd.conf"; \
 	else \
@@ -148,6 +153,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hwsigctl $(DESTDIR)$(SBINDIR)/hwsigd
 	rm -f $(DESTDIR)$(UNITDIR)/hwsigd.service
 	rm -f $(DESTDIR)$(MANDIR)/hwsigctl.8 $(DESTDIR)$(MANDIR)/hwsigd.8
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 	@if [ -e $(DESTDIR)$(CONFDIR)/hwsigd.conf ]; then \
 		if cmp -s $(CONF_SRC) $(DESTDIR)$(CONFDIR)/hwsigd.conf; then \
 			echo "rm -f $(DESTDIR)$(CONFDIR)/hwsigd.conf"; rm -f $(DESTDIR)$(CONFDIR)/hwsigd.conf; \

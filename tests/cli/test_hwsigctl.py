@@ -13,6 +13,17 @@ import sys
 import time
 
 HWSIGCTL = sys.argv[1]
+
+
+def doc_dir():
+    """Where this build's messages say the documentation is installed
+    (HWSIG_DOC_DIR in the CMake cache beside hwsigctl)."""
+    cache = os.path.join(os.path.dirname(os.path.abspath(HWSIGCTL)), "CMakeCache.txt")
+    with open(cache) as f:
+        for line in f:
+            if line.startswith("HWSIG_DOC_DIR:"):
+                return line.split("=", 1)[1].strip()
+    raise AssertionError(f"no HWSIG_DOC_DIR in {cache}")
 # hwsigctl stat exits 70 on an interval that names an id and scope twice or
 # both as a value and as unavailable (checked in the binary for every line).
 os.environ["HWSIG_CHECK_INTERVALS"] = "1"
@@ -279,7 +290,7 @@ def _():
             return err.splitlines()[-1]
         assert hint() == ("hint: kernel 6.1.0-99-amd64 has no hwsig.ko: DKMS cannot build it without the kernel's "
                           "headers (apt install linux-headers-6.1.0-99-amd64, then dkms autoinstall; "
-                          "admin-guide.rst)"), hint()
+                          f"{doc_dir()}/admin-guide.rst)"), hint()
         os.makedirs(f"{mods}/build")
         assert hint().startswith("hint: kernel 6.1.0-99-amd64 has no hwsig.ko ('dkms status hwsig' says why"), hint()
         open(f"{mods}/modules.dep", "w").write("kernel/fs/ext4/ext4.ko.xz:\nupdates/dkms/hwsig.ko.xz:\n")
@@ -468,7 +479,7 @@ def _():
         rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", other)
         assert rc == 2 and out == "", (rc, out)
         assert err == (f"hwsigctl stat: {other}:3: unknown key 'cpu.psi_some' "
-                       "(the keys are listed in Documentation/thresholds.rst)\n"), err
+                       f"(the keys are listed in {doc_dir()}/thresholds.rst)\n"), err
         rc, out, err = fixture_stat(root, "-c", "1", "--thresholds", os.path.join(tmp, "missing.conf"))
         assert rc == 2 and "cannot read thresholds file" in err and "No such file" in err, err
         with open(os.path.join(root, "etc", "hwsig", "thresholds.conf"), "w") as f:

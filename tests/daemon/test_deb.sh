@@ -119,6 +119,25 @@ check "hwsig: /etc/hwsig/hwsigd.conf is a conffile" \
 	bash -c "dpkg-query -W -f='\${Conffiles}' hwsig | grep -q '^ /etc/hwsig/hwsigd.conf '"
 check "/usr/sbin/hwsigd --version says $version" bash -c "/usr/sbin/hwsigd --version | grep -qx 'hwsigd $version'"
 check "man hwsigd finds the installed page" bash -c "man -w hwsigd | grep -qx /usr/share/man/man8/hwsigd.8.gz"
+# What the messages, man pages and alerts cite is on the installed system.
+for f in /usr/share/doc/hwsig/vms.rst /usr/share/doc/hwsig/html/vms.html /usr/share/hwsig/prometheus/rules.yml \
+	/usr/share/hwsig/prometheus/alerts.yml; do
+	grep -qx "$f" "$tmp/hwsig.list" || not_ok "dpkg -L hwsig lacks $f"
+done
+pages=$(grep -c '^/usr/share/doc/hwsig/.*\.rst$' "$tmp/hwsig.list")
+dashboards=$(grep -c '^/usr/share/hwsig/grafana/.*\.json$' "$tmp/hwsig.list")
+check "hwsig ships Documentation/ ($pages pages, text and HTML), the rules and $dashboards dashboards" \
+	test "$pages" -ge 15 -a "$dashboards" -ge 3
+cited=$(strings -n 6 /usr/sbin/hwsigctl /usr/sbin/hwsigd | grep -o '/usr/share/doc/hwsig/[A-Za-z0-9_./-]*\.\(rst\|html\)' |
+	sort -u)
+absent=$(for f in $cited; do [ -f "$f" ] || echo "$f"; done)
+check "every page the installed programs cite exists ($(wc -w <<<"$cited") cited${absent:+; missing: $absent})" \
+	test -n "$cited" -a -z "$absent"
+runbooks=$(grep -o 'file:///usr/share/doc/hwsig/[A-Za-z0-9_./-]*' /usr/share/hwsig/prometheus/alerts.yml 2>/dev/null |
+	sed 's|^file://||' | sort -u)
+absent=$(for f in $runbooks; do [ -f "$f" ] || echo "$f"; done)
+check "every runbook_url of the installed alerts exists ($(wc -w <<<"$runbooks") runbooks${absent:+; missing: $absent})" \
+	test -n "$runbooks" -a -z "$absent"
 check "the hwsig group exists" bash -c "getent group hwsig >/dev/null"
 check "postinst enabled hwsigd.service (deb-systemd-helper)" \
 	test -L /etc/systemd/system/multi-user.target.wants/hwsigd.service

@@ -5,7 +5,9 @@
 # install keeps a changed configuration file; `make uninstall` removes
 # everything but a changed configuration file, then (once it is back to
 # the shipped one) leaves no file at all. PREFIX=/usr/local: the unit under
-# /usr/local/lib/systemd/system runs /usr/local/sbin/hwsigd.
+# /usr/local/lib/systemd/system runs /usr/local/sbin/hwsigd. Documentation/
+# ships as text and HTML with the rules and dashboards, and every page a
+# message cites is where it says.
 source "$(dirname "$0")/lib.sh"
 
 tmp=$(mktemp -d)
@@ -22,20 +24,50 @@ if ! mk install DESTDIR="$dest" PREFIX=/usr >"$tmp/install.log" 2>&1; then
 fi
 ok "make install DESTDIR PREFIX=/usr"
 
+# shipped_docs PREFIX: the documentation, rules and dashboards make install
+# puts under PREFIX (usr, usr/local), "path mode" a line.
+shipped_docs() {
+	(cd "$top/Documentation" && find . -name '*.rst' -printf '%P\n') | while read -r page; do
+		echo "$1/share/doc/hwsig/$page 644"
+		echo "$1/share/doc/hwsig/html/${page%.rst}.html 644"
+	done
+	(cd "$top/Documentation" && ls prometheus/*.yml grafana/*.json 2>/dev/null) | grep -v '_test\.yml$' |
+		sed "s|^|$1/share/hwsig/|; s|\$| 644|"
+}
+# cited_docs DIR PREFIX: the documentation paths the programs installed
+# under DIR print (help, errors, reasons), each with whether it is there.
+cited_docs() {
+	strings -n 6 "$1/$2/sbin/hwsigctl" "$1/$2/sbin/hwsigd" |
+		grep -o "/$2/share/doc/hwsig/[A-Za-z0-9_./-]*\.\(rst\|html\)" | sort -u |
+		while read -r path; do
+			if [ -f "$1$path" ]; then echo "ok $path"; else echo "missing $path"; fi
+		done
+}
+
 # path mode: every file installed, nothing else.
-expected="etc/hwsig/hwsigd.conf 644
+expected=$( {
+	echo "etc/hwsig/hwsigd.conf 644
 lib/systemd/system/hwsigd.service 644
 usr/sbin/hwsigctl 755
 usr/sbin/hwsigd 755
 usr/share/man/man8/hwsigctl.8 644
 usr/share/man/man8/hwsigd.8 644"
+	shipped_docs usr
+} | sort)
 got=$(cd "$dest" && find . \( -type f -o -type l \) -printf '%P %m\n' | sort)
 if [ "$got" = "$expected" ]; then
-	ok "exactly the 6 expected files, with their modes"
+	ok "exactly the $(wc -l <<<"$expected") expected files, with their modes (programs, unit, pages, Documentation/ as text and HTML, rules, dashboards)"
 else
 	not_ok "installed files differ from the expected list"
 	diff <(echo "$expected") <(echo "$got") | sed 's/^/    /'
 fi
+
+cited=$(cited_docs "$dest" usr)
+check "every documentation path the programs print exists once installed ($(grep -c '^ok' <<<"$cited") cited${cited:+; }$(grep '^missing' <<<"$cited" | tr '\n' ' '))" \
+	bash -c "[ -n '$cited' ] && ! grep -q '^missing' <<<'$cited'"
+check "the rules, alerts and dashboards are under /usr/share/hwsig" \
+	test -f "$dest/usr/share/hwsig/prometheus/rules.yml" -a -f "$dest/usr/share/hwsig/prometheus/alerts.yml" \
+	-a -n "$(ls "$dest"/usr/share/hwsig/grafana/*.json 2>/dev/null)"
 
 for p in hwsigctl hwsigd; do
 	f=$dest/usr/sbin/$p
@@ -104,11 +136,16 @@ if mk install DESTDIR="$dest2" PREFIX=/usr/local >"$tmp/install3.log" 2>&1; then
 	check "PREFIX=/usr/local: programs in /usr/local/sbin, pages in /usr/local/share/man/man8, config in /etc/hwsig" \
 		test -x "$dest2/usr/local/sbin/hwsigd" -a -x "$dest2/usr/local/sbin/hwsigctl" \
 		-a -f "$dest2/usr/local/share/man/man8/hwsigd.8" -a -f "$dest2/etc/hwsig/hwsigd.conf"
+	cited=$(cited_docs "$dest2" usr/local)
+	check "PREFIX=/usr/local: the programs cite /usr/local/share/doc/hwsig, where the pages are${cited:+ ($(grep -c '^ok' <<<"$cited") cited)}" \
+		bash -c "[ -n '$cited' ] && ! grep -q '^missing' <<<'$cited'"
 	mk uninstall DESTDIR="$dest2" PREFIX=/usr/local >/dev/null 2>&1
 	left=$(cd "$dest2" && find . \( -type f -o -type l \) -printf '%P\n')
 	check "PREFIX=/usr/local: uninstall leaves no file" test -z "$left"
 else
 	not_ok "make install PREFIX=/usr/local"
 fi
+# The build cites /usr's pages again, as the other tests and make deb expect.
+mk build-bin PREFIX=/usr >/dev/null 2>&1 || not_ok "make build-bin PREFIX=/usr (back to /usr's pages)"
 
 finish

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/docs.h"
 #include "hwsig/dump_rule.h"
 #include "hwsig/error.h"
 
@@ -72,7 +73,7 @@ TEST_CASE("dump rules: what does not parse says where", "[dump][rule]")
 	CHECK(refusal("psi.cpu_some_pct > 20 for 3").empty());
 	CHECK(refusal("") == "column 1: expected a metric id (e.g. psi.cpu_some_pct)");
 	CHECK(refusal("psi.nope > 1") ==
-	      "column 1: 'psi.nope' is not a metric id of the catalog (Documentation/metrics.rst)");
+	      "column 1: 'psi.nope' is not a metric id of the catalog (" HWSIG_DOC("metrics.rst") ")");
 	CHECK(refusal("psi.cpu_some_pct >> 20") == "column 19: expected a number");
 	CHECK(refusal("psi.cpu_some_pct = 20") == "column 18: expected '>', '>=', '<' or '<='");
 	CHECK(refusal("psi.cpu_some_pct > 20 during 3") == "column 23: expected 'for N' or the end of the rule");

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "hwsig/docs.h"
 #include "hwsig/series.h"
 #include "hwsig/vm_discovery.h"
 #include "test_procfs_tree.h"
@@ -149,8 +150,8 @@ TEST_CASE("schedstat source: per CPU, system sum and per VM", "[procfs][schedsta
 	{
 		auto snap = collect(*src, fixture("amd-1s-64cpu-4node"));
 		REQUIRE(snap.unavailable().size() == 2);
-		CHECK(note(snap, "sched.vcpu_wait_ratio", "vm:*") == "no VMs found (QEMU processes, Documentation/vms.rst)");
-		CHECK(note(snap, "sched.vcpu_cpus", "vm:*") == "no VMs found (QEMU processes, Documentation/vms.rst)");
+		CHECK(note(snap, "sched.vcpu_wait_ratio", "vm:*") == "no VMs found (QEMU processes, " HWSIG_DOC("vms.rst") ")");
+		CHECK(note(snap, "sched.vcpu_cpus", "vm:*") == "no VMs found (QEMU processes, " HWSIG_DOC("vms.rst") ")");
 		CHECK(counter(snap, series::kSchedstatRunDelayNs, "system") == 40000.0 * 2080);
 		CHECK(counter(snap, series::kSchedstatTimeslices, "system") == 500.0 * 64 + 2 * 2016);
 		CHECK(series_count(snap) == 2 * 65);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "hwsig/docs.h"
 #include "hwsig/thresholds.h"
 
 using namespace hwsig;
@@ -45,7 +46,7 @@ TEST_CASE("thresholds: a file changes the keys it names, comments and blanks ign
 TEST_CASE("thresholds: bad input names the file, line and key", "[thresholds]")
 {
 	CHECK(error_of("\ncpu.bogus = 1\n") ==
-	      "t.conf:2: unknown key 'cpu.bogus' (the keys are listed in Documentation/thresholds.rst)");
+	      "t.conf:2: unknown key 'cpu.bogus' (the keys are listed in " HWSIG_DOC("thresholds.rst") ")");
 	CHECK(error_of("cpu.steal_pct 10") == "t.conf:1: expected 'key = value', got 'cpu.steal_pct 10'");
 	CHECK(error_of("cpu.steal_pct =") == "t.conf:1: key 'cpu.steal_pct' has no value");
 	CHECK(error_of("cpu.steal_pct = abc") == "t.conf:1: key 'cpu.steal_pct': 'abc' is not a number");
@@ -58,7 +59,7 @@ TEST_CASE("thresholds: bad input names the file, line and key", "[thresholds]")
 	CHECK(error_of("disk.random_entropy = 1.5") ==
 	      "t.conf:1: key 'disk.random_entropy': 1.5 is outside 0 .. 1");
 	CHECK(error_of("cpu.steal_pct = 5\n# x\ncpu.steal_pct = 6") == "t.conf:3: key 'cpu.steal_pct' set a second time");
-	CHECK(error_of("= 5") == "t.conf:1: unknown key '' (the keys are listed in Documentation/thresholds.rst)");
+	CHECK(error_of("= 5") == "t.conf:1: unknown key '' (the keys are listed in " HWSIG_DOC("thresholds.rst") ")");
 	CHECK(error_of(std::string("cpu.steal_pct = 5\0", 18)) == "t.conf:1: a NUL byte (not a text file?)");
 	// Every boundary of the range is accepted.
 	CHECK(error_of("cpu.steal_pct = 0\ncpu.psi_some_pct = 100") == "(accepted)");

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "snapshot_feed.h"
 #include "hwsig/daemon_client.h"
+#include "hwsig/docs.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
 #include "hwsig/kmod.h"
@@ -79,7 +80,7 @@ std::string load_hint(const std::string &root)
 		return load;
 	if (!hwsig::path_exists(modules + "/build"))
 		return "kernel " + release + " has no hwsig.ko: DKMS cannot build it without the kernel's headers (apt "
-		       "install linux-headers-" + release + ", then dkms autoinstall; admin-guide.rst)";
+		       "install linux-headers-" + release + ", then dkms autoinstall; " HWSIG_DOC("admin-guide.rst") ")";
 	return "kernel " + release + " has no hwsig.ko ('dkms status hwsig' says why; make dkms-install from a "
 	       "source tree), or insmod a hwsig.ko built for it";
 }

@@ -10,6 +10,7 @@
 #include "columns.h"
 #include "commands.h"
 #include "hwsig/catalog.h"
+#include "hwsig/docs.h"
 #include "hwsig/family_listing.h"
 #include "hwsig/render.h"
 
@@ -26,7 +27,7 @@ const char *kExamples =
 	"    raw series it exports, SCALE from its unit to the family's, IDS the\n"
 	"    catalog metrics computed from it). A cpu label is exported only with\n"
 	"    per-cpu = true, vm and queue of a vhost family only with per-queue\n"
-	"    = true (hwsigd.rst).\n"
+	"    = true (" HWSIG_DOC("hwsigd.rst") ").\n"
 	"  json: one JSON object per row per line, with each family's HELP text.\n\n"
 	"examples:\n"
 	"  hwsigctl metrics                         every metric id and its definition\n"

@@ -15,6 +15,7 @@
 #include "stat_print.h"
 #include "interrupt.h"
 #include "hwsig/derive.h"
+#include "hwsig/docs.h"
 #include "hwsig/render.h"
 #include "hwsig/error.h"
 #include "hwsig/fs.h"
@@ -98,13 +99,14 @@ const char *kExamples =
 	"  hwsigctl stat                               a table every second until Ctrl-C\n"
 	"  hwsigctl stat -d 10 --interval 2            five tables, then the 10 s summary\n"
 	"  hwsigctl stat --count 2 --interval 0.5 --format json\n"
-	"                                              two JSON lines (schema: Documentation/output.rst)\n"
+	"                                              two JSON lines, schema in\n"
+	"                                              " HWSIG_DOC("output.rst") "\n"
 	"  hwsigctl stat --per-cpu                     add cpu:N scopes\n"
 	"  hwsigctl stat --vm web01                    one VM's scopes next to the host's\n"
 	"  hwsigctl stat --vm 'web*,db01'              the scopes of these VMs (shell globs)\n"
 	"  hwsigctl stat --compact -i 5                one line per 5 s, a header every 20\n"
-	"  hwsigctl stat --thresholds ./my.conf        verdicts with other thresholds\n"
-	"                                              (keys: Documentation/thresholds.rst)\n";
+	"  hwsigctl stat --thresholds ./my.conf        verdicts with other thresholds,\n"
+	"                                              keys in " HWSIG_DOC("thresholds.rst") "\n";
 
 // Fills o from args; returns the exit code when the command ends here
 // (--help, or a bad command line).
@@ -112,12 +114,13 @@ std::optional<int> parse_stat_options(const std::vector<std::string> &args, Stat
 {
 	po::options_description visible("hwsigctl stat [options]\n\n"
 					"Samples every layer each interval and prints the metrics of the\n"
-					"catalog (Documentation/metrics.rst); what cannot be measured here\n"
+					"catalog (" HWSIG_DOC("metrics.rst") "); what cannot be measured here\n"
 					"is listed as unavailable with the reason. Ctrl-C prints the summary\n"
 					"so far. While hwsigd runs, its collectors are read (no second copy\n"
 					"of any BPF program is loaded, hwsig.ko is left as it is); --no-bpf,\n"
 					"--no-kmod, --no-pmu and --no-daemon sample in this process instead,\n"
-					"and so does --resctrl unless hwsigd has resctrl on (resctrl.rst).\n"
+					"and so does --resctrl unless hwsigd has resctrl on\n"
+					"(" HWSIG_DOC("resctrl.rst") ").\n"
 					"Values are in human units; values past a threshold are marked '!'\n"
 					"and each interval ends with at most three verdicts (USE method:\n"
 					"the saturated resource and the evidence). Unavailable metrics are\n"

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "hwsig/derive.h"
+#include "hwsig/docs.h"
 #include "hwsig/error.h"
 #include "hwsig/top_view.h"
 #include "hwsig/vm_discovery.h"
@@ -38,7 +39,8 @@ const char *kExamples =
 	"examples:\n"
 	"  hwsigctl top                          redraw every second; keys: < > sort, r reverse, q quit\n"
 	"  hwsigctl top --sort CPUS -i 2         busiest VMs first, every 2 s\n"
-	"  hwsigctl top -c 5 --format json       five JSON lines (fields: Documentation/top.rst)\n"
+	"  hwsigctl top -c 5 --format json       five JSON lines, fields in\n"
+	"                                        " HWSIG_DOC("top.rst") "\n"
 	"  hwsigctl top -c 1 | cat               one plain table, for a script or a ticket\n"
 	"  hwsigctl top --filter 'web*,db01'     only these VMs (shell globs, comma-separated)\n"
 	"  hwsigctl top -s CPUS --rows 10 -c 1   the ten busiest VMs, once\n";
@@ -58,7 +60,7 @@ std::optional<int> parse_top_options(const std::vector<std::string> &args, TopOp
 		      "Reads hwsigd's collectors while it runs. On a terminal: < and > move\n"
 		      "the sort column, r reverses it, / types a filter (Enter applies it,\n"
 		      "Esc clears it), q quits; as many VMs as fit the terminal are shown and\n"
-		      "a last line counts the others. Columns (Documentation/top.rst):\n  " +
+		      "a last line counts the others. Columns (" HWSIG_DOC("top.rst") "):\n  " +
 		      columns + "\n\noptions";
 	po::options_description visible(description);
 	visible.add_options()

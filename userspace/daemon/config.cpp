@@ -13,6 +13,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "hwsig/docs.h"
 #include "hwsig/dump_rule.h"
 
 namespace po = boost::program_options;
@@ -24,7 +25,7 @@ const char *kDescription =
 	"hwsigd [options]\n\n"
 	"The always-on hwsig service: samples every layer each interval, keeps the\n"
 	"last intervals in memory, serves them as Prometheus/OpenMetrics on /metrics\n"
-	"and to hwsigctl over a local socket (Documentation/hwsigd.rst).\n"
+	"and to hwsigctl over a local socket (" HWSIG_DOC("hwsigd.rst") ").\n"
 	"Options may also be set in the configuration file as 'key = value';\n"
 	"the command line wins.\n\noptions";
 

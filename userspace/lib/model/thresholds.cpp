@@ -1,3 +1,4 @@
+#include "hwsig/docs.h"
 #include "hwsig/thresholds.h"
 
 #include <cerrno>
@@ -110,7 +111,7 @@ Thresholds parse_thresholds(const std::string &text, const std::string &origin)
 		const ThresholdDef *d = find_def(key);
 		if (!d)
 			throw ThresholdError(where + "unknown key '" + key +
-					     "' (the keys are listed in Documentation/thresholds.rst)");
+					     "' (the keys are listed in " HWSIG_DOC("thresholds.rst") ")");
 		if (!seen.insert(key).second)
 			throw ThresholdError(where + "key '" + key + "' set a second time");
 		if (value.empty())

@@ -1,3 +1,4 @@
+#include "hwsig/docs.h"
 #include "hwsig/dump_rule.h"
 
 #include <cctype>
@@ -110,7 +111,7 @@ DumpRule DumpRule::parse(std::string_view text)
 		known = known || def.id == r.id_;
 	if (!known) {
 		c.seek(id_at);
-		c.fail("'" + r.id_ + "' is not a metric id of the catalog (Documentation/metrics.rst)");
+		c.fail("'" + r.id_ + "' is not a metric id of the catalog (" HWSIG_DOC("metrics.rst") ")");
 	}
 	if (c.take('{')) {
 		r.scope_ = c.until('}');

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hwsig/catalog.h"
+#include "hwsig/docs.h"
 #include "hwsig/proc_alive.h"
 #include "hwsig/scope.h"
 #include "hwsig/series.h"
@@ -149,7 +150,7 @@ private:
 		if (vm_pids.empty()) {
 			for (const auto &id : blame_ids())
 				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
-						     "no VMs found (QEMU processes, Documentation/vms.rst)");
+						     "no VMs found (QEMU processes, " HWSIG_DOC("vms.rst") ")");
 		}
 		for (int tgid : collector.watched_vms())
 			if (!vm_pids.count(tgid))

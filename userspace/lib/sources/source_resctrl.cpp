@@ -3,6 +3,7 @@
 // llc_occupancy and MBM byte counters, summed over the L3 domains. The
 // default group's own mon_data gives the host-wide values.
 // Documentation/resctrl.rst: what is created, when it goes, the limits.
+#include "hwsig/docs.h"
 #include "hwsig/resctrl.h"
 
 #include <fcntl.h>
@@ -352,7 +353,7 @@ private:
 			else if (err == EROFS || err == EACCES || err == EPERM)
 				g.error = Error(doing, err).what() +
 					  std::string(" (needs root and a writable /sys/fs/resctrl; hwsigd's unit: "
-						      "Documentation/resctrl.rst)");
+						      HWSIG_DOC("resctrl.rst") ")");
 			else
 				g.error = Error(doing, err).what();
 			return false;

@@ -12,6 +12,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "hwsig/docs.h"
 #include "hwsig/fd.h"
 #include "hwsig/fs.h"
 #include "hwsig/procfs.h"
@@ -49,7 +50,7 @@ public:
 		if (!ctx.vms || ctx.vms->empty())
 			for (const char *id : {kVcpuWait, kVcpuCpus})
 				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
-						     "no VMs found (QEMU processes, Documentation/vms.rst)");
+						     "no VMs found (QEMU processes, " HWSIG_DOC("vms.rst") ")");
 		sweep_tasks();
 		vcpus_last_ = std::move(vcpus_now);
 	}

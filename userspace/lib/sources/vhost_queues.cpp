@@ -1,4 +1,5 @@
 // vhost queues -> scopes and series (vhost.h). Documentation/vhost.rst.
+#include "hwsig/docs.h"
 #include "hwsig/vhost.h"
 
 #include <algorithm>
@@ -145,8 +146,8 @@ const std::vector<std::string> &rx_ids()
 
 constexpr const char *kRxNotTx =
 	"RX queue: its depth counts the guest's free receive buffers, whose high end is the healthy end "
-	"(vhost.rx_buffers_p1, vhost.rx_empty_ratio; Documentation/vhost.rst)";
-constexpr const char *kTxNotRx = "TX queue: no receive buffers or ring stalls by definition (Documentation/vhost.rst)";
+	"(vhost.rx_buffers_p1, vhost.rx_empty_ratio; " HWSIG_DOC("vhost.rst") ")";
+constexpr const char *kTxNotRx = "TX queue: no receive buffers or ring stalls by definition (" HWSIG_DOC("vhost.rst") ")";
 constexpr const char *kViommu =
 	"device behind a vIOMMU (VIRTIO_F_ACCESS_PLATFORM): its ring address is a guest I/O address, "
 	"not a user address; depth not sampled";
