@@ -115,7 +115,15 @@ class Daemon:
             full_env["NOTIFY_SOCKET"] = self.notify.path
         self.args = [HWSIGD, "--config", config, "--listen", f"127.0.0.1:{self.port}",
                      "--socket", self.socket] + list(args)
+        # Its own dump-dir too (the default is the system's /var/lib/hwsig/dumps).
+        if not any(a == "--dump-dir" or a.startswith("--dump-dir=") for a in args):
+            self.args += ["--dump-dir", os.path.join(self.dir, "dumps")]
         self.log = open(self.log_path, "w")
+        if self.notify:
+            # As systemd does beside NOTIFY_SOCKET: stderr is the journal's
+            # stream, so hwsigd prefixes its lines with "<N>" priorities.
+            st = os.fstat(self.log.fileno())
+            full_env["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
         self.proc = subprocess.Popen(self.args, env=full_env, stdout=self.log, stderr=self.log)
 
     def ready(self, timeout=30):

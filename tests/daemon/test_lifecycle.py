@@ -4,6 +4,8 @@ the collectors attached, the watchdog, SIGTERM (everything detached, exit 0
 within 2 s), kill -9 and a clean restart, one daemon per socket, SIGHUP
 (applied, or refused keeping the running configuration)."""
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,7 +14,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import (FIXTURES, HWSIGD, Daemon, Results, bpf_programs_of,  # noqa: E402
-                            loaded_program_ids, wait_unloaded)
+                            free_port, loaded_program_ids, wait_unloaded)
 
 r = Results("test_lifecycle")
 root = os.geteuid() == 0
@@ -85,7 +87,8 @@ def ready_after_attach():
         r.check("at READY the sched and block programs are attached (held by hwsigd)", len(held) >= 3,
                 f"{len(held)} program fds")
         r.check("MAINPID is hwsigd's pid", any(f"MAINPID={d.proc.pid}" in m for m in d.notify.messages))
-        r.check("log lines carry journald levels", "<6>hwsigd " in d.log_text())
+        r.check("under journald (JOURNAL_STREAM is its stderr) log lines carry '<N>' priorities",
+                "<6>hwsigd " in d.log_text(), d.log_text()[:300])
         rc, took = d.stop()
         r.check("SIGTERM: exit 0 within 2 s", rc == 0 and took < 2.0, f"exit {rc} after {took:.2f} s")
         r.check("STOPPING=1 sent", d.notify.count("STOPPING=1") == 1)
@@ -94,6 +97,39 @@ def ready_after_attach():
         r.check("the local socket file is removed", not os.path.exists(d.socket))
     finally:
         d.close()
+
+
+def log_outside_journald():
+    """Without journald (no JOURNAL_STREAM, or one naming another file),
+    every log line starts with a UTC timestamp and its level's word; what
+    cannot be measured is said at start, one line per reason."""
+    work = tempfile.mkdtemp(prefix="hwsigd-log-test-")
+    try:
+        for env_extra, what in (({}, "no JOURNAL_STREAM"), ({"JOURNAL_STREAM": "1:1"}, "JOURNAL_STREAM of another file")):
+            env = {k: v for k, v in os.environ.items() if k not in ("JOURNAL_STREAM", "NOTIFY_SOCKET")}
+            env.update(env_extra)
+            with open(os.path.join(work, "err"), "w+") as err:
+                p = subprocess.Popen([HWSIGD, "--config", "/dev/null", "--listen", f"127.0.0.1:{free_port()}",
+                                      "--socket", os.path.join(work, "s.sock"), "--dump-dir",
+                                      os.path.join(work, "dumps"), "--bpf", "none", "--pmu", "off"],
+                                     env=env, stdout=err, stderr=err)
+                time.sleep(2.5)
+                p.send_signal(signal.SIGTERM)
+                rc = p.wait(timeout=10)
+                err.seek(0)
+                lines = err.read().splitlines()
+            stamped = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warning|info|debug): \S")
+            r.check(f"{what}: every log line starts with a UTC timestamp and its level (exit {rc})",
+                    rc == 0 and lines and all(stamped.match(l) for l in lines),
+                    "; ".join(l for l in lines if not stamped.match(l))[:300] or str(lines[:2]))
+            # --pmu off: one line says so, naming the metrics it keeps from,
+            # at info (a choice, not a fault), with the reason's code.
+            pmu = [l for l in lines if "cannot measure" in l and "cpu.ipc" in l]
+            r.check(f"{what}: what cannot be measured is logged once per reason ({len(pmu)} line for cpu.ipc, "
+                    "at info, code disabled)", len(pmu) == 1 and " info: cannot measure " in pmu[0] and
+                    pmu[0].endswith("[disabled]"), "\n".join(l for l in lines if "cannot measure" in l)[:400])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def watchdog():
@@ -227,6 +263,7 @@ bad_config()
 fresh_snapshot_rate()
 history()
 ready_after_attach()
+log_outside_journald()
 watchdog()
 kill9_restart()
 sighup_cases()

@@ -1,5 +1,7 @@
-// hwsigd logs to stderr, one line per event, each with the sd-daemon level
-// prefix ("<3>" error ... "<7>" debug) that journald turns into a priority.
+// hwsigd logs to stderr, one line per event: under journald (JOURNAL_STREAM
+// names stderr) with the sd-daemon level prefix ("<3>" error ... "<7>"
+// debug) that journald turns into a priority; anywhere else with a UTC
+// timestamp and the level's word ("2026-11-28T23:50:01.123Z warning: ").
 #pragma once
 
 #include <string_view>

@@ -27,6 +27,7 @@
 #include "kmod_owner.h"
 #include "local_server.h"
 #include "log.h"
+#include "cannot_measure_log.h"
 #include "note_log.h"
 #include "hwsig/derive.h"
 #include "hwsig/dump_rule.h"
@@ -266,6 +267,7 @@ private:
 	std::uint64_t fresh_at_ns_ = 0;
 	std::string fresh_text_;
 	NoteLog note_log_;
+	CannotMeasureLog cannot_measure_; // the sampling thread's
 	Exposition exposition_{note_log_};
 	std::unique_ptr<HttpServer> http_;
 	std::unique_ptr<LocalServer> local_;
@@ -441,6 +443,7 @@ void Service::tick(std::uint64_t deadline)
 	}
 	snapshot_s_ = static_cast<double>(mono_now() - start) * 1e-9;
 	++snapshots_;
+	cannot_measure_.seen(cur->unavailable());
 	if (cfg_.print_intervals || !rules_.empty()) {
 		const hwsig::Interval iv = hwsig::derive(*prev_, *cur, claimed_);
 		note_log_.seen(iv.unavailable);
