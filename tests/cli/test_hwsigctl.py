@@ -27,6 +27,18 @@ def doc_dir():
 # hwsigctl stat exits 70 on an interval that names an id and scope twice or
 # both as a value and as unavailable (checked in the binary for every line).
 os.environ["HWSIG_CHECK_INTERVALS"] = "1"
+# Hermetic: these cases measure this process's own sampling, never a
+# hwsigd running on this host (HWSIG_SOCKET, default /run/hwsig/hwsigd.sock):
+# unless the caller set one, a path in a private directory no daemon listens
+# on (0755: hwsigctl run as nobody below gets ENOENT there, not EACCES).
+if not os.environ.get("HWSIG_SOCKET"):
+    import atexit
+    import shutil
+    import tempfile
+    _hermetic = tempfile.mkdtemp(prefix="hwsig-tests.")
+    os.chmod(_hermetic, 0o755)
+    atexit.register(shutil.rmtree, _hermetic, True)
+    os.environ["HWSIG_SOCKET"] = os.path.join(_hermetic, "no-hwsigd.sock")
 results = []
 
 

@@ -15,6 +15,25 @@ HWSIGCTL = os.path.join(BUILD, "hwsigctl")
 FIXTURES = os.path.join(TOP, "tests", "unit", "fixtures")
 
 
+def _hermetic_socket():
+    """Hermetic: hwsigctl reads the hwsigd at HWSIG_SOCKET (default
+    /run/hwsig/hwsigd.sock, where a system hwsigd may run). A test reads
+    the daemon it started (env HWSIG_SOCKET=d.socket); anything else gets,
+    unless the caller set one, a path in a private directory no daemon
+    listens on (0755: hwsigctl as nobody gets ENOENT there, not EACCES)."""
+    if os.environ.get("HWSIG_SOCKET"):
+        return
+    import atexit
+    import shutil
+    d = tempfile.mkdtemp(prefix="hwsig-tests.")
+    os.chmod(d, 0o755)
+    atexit.register(shutil.rmtree, d, True)
+    os.environ["HWSIG_SOCKET"] = os.path.join(d, "no-hwsigd.sock")
+
+
+_hermetic_socket()
+
+
 class Results:
     def __init__(self, name):
         self.name, self.passed, self.failed = name, 0, 0
