@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "hwsig/catalog.h"
@@ -161,7 +162,9 @@ TEST_CASE("derive: a rate over its series' stamps; a summary too", "[stamps]")
 TEST_CASE("a summary covers a scope that appears later from its own source's stamp", "[stamps]")
 {
 	// bpf.io_reads counts from zero: dev:vdb, first seen in the third
-	// snapshot, is covered from the second snapshot's reading of it.
+	// snapshot, was idle before (0, not unknown): covered from the first
+	// snapshot's reading of it. vm:new, a VM started there, is covered
+	// from the second snapshot's reading.
 	hwsig::Snapshot s[3];
 	const std::uint64_t read_at[3] = {1'300'000'000, 2'700'000'000, 3'300'000'000};
 	for (int i = 0; i < 3; i++) {
@@ -169,21 +172,25 @@ TEST_CASE("a summary covers a scope that appears later from its own source's sta
 		s[i].set_counts_from_zero(hwsig::series::kIoReads);
 		s[i].stamp_readings(read_at[i]);
 		s[i].add_counter(hwsig::series::kIoReads, "dev:vda", 100.0 * i, "bpf");
-		if (i == 2)
+		if (i == 2) {
 			s[i].add_counter(hwsig::series::kIoReads, "dev:vdb", 60, "bpf");
+			s[i].add_counter(hwsig::series::kIoReads, "vm:new", 60, "bpf");
+		}
 		s[i].stamp_readings(0);
 	}
 	hwsig::RunStart start;
 	for (const auto &x : s)
 		start.observe(x);
-	CHECK(start.since(hwsig::series::kIoReads, "dev:vdb") == read_at[1]);
+	CHECK(start.since(hwsig::series::kIoReads, "dev:vdb") == read_at[0]);
+	CHECK(start.since(hwsig::series::kIoReads, "vm:new") == read_at[1]);
 	auto iv = hwsig::derive_summary(start, s[2], {"io.iops_read"});
-	double vda = -1, vdb = -1;
+	std::map<std::string, double> v;
 	for (const auto &m : iv.metrics)
 		if (m.id == "io.iops_read")
-			(m.scope == "dev:vda" ? vda : vdb) = m.value;
-	CHECK(vda == Approx(200.0 / 2.0)); // 200 reads over 1.3 s -> 3.3 s
-	CHECK(vdb == Approx(60.0 / 0.6));  // 60 reads over 2.7 s -> 3.3 s
+			v[m.scope] = m.value;
+	CHECK(v["dev:vda"] == Approx(200.0 / 2.0)); // 200 reads over 1.3 s -> 3.3 s
+	CHECK(v["dev:vdb"] == Approx(60.0 / 2.0));  // 60 reads over 1.3 s -> 3.3 s
+	CHECK(v["vm:new"] == Approx(60.0 / 0.6));   // 60 reads over 2.7 s -> 3.3 s
 }
 
 TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is still read", "[stamps][wire]")

@@ -142,7 +142,8 @@ private:
 			return seconds_between(from, to);
 		double s = seconds_between(since, to);
 		char buf[128];
-		std::snprintf(buf, sizeof(buf), "first seen %.2f s into the run: over its last %.2f s",
+		std::snprintf(buf, sizeof(buf), "%s %.2f s into the run: over its last %.2f s",
+			      start_->after_its_vm(name, scope) ? "its VM first seen" : "first seen",
 			      seconds_between(from, since), s);
 		note = buf;
 		return s;
@@ -315,6 +316,54 @@ private:
 
 } // namespace
 
+std::uint64_t RunStart::VmStart::read(const std::string &name) const
+{
+	auto it = read_ns.find(name);
+	return it == read_ns.end() ? mono_ns : it->second;
+}
+
+// Each VM in s (a series or note at vm:NAME or a scope below it) not seen
+// before starts here: counted from zero from the last snapshot's readings.
+void RunStart::note_vms(const Snapshot &s)
+{
+	auto note = [&](const std::string &scope) {
+		if (scope.compare(0, 3, "vm:") != 0)
+			return;
+		const Scope parsed = Scope::parse(scope);
+		if (!parsed.of_vm())
+			return;
+		std::string vm = Scope::vm(parsed.vm()).str();
+		if (vms_.find(vm) != vms_.end())
+			return;
+		VmStart &start = vms_[std::move(vm)];
+		start.at_first = !have_;
+		start.mono_ns = last_mono_ns_;
+		start.read_ns = last_read_ns_;
+	};
+	for (const auto &[name, series] : s.counters())
+		for (const auto &[scope, point] : series.by_scope)
+			note(scope);
+	for (const auto &[name, series] : s.gauges())
+		for (const auto &[scope, value] : series.by_scope)
+			note(scope);
+	for (const auto &[name, series] : s.histograms())
+		for (const auto &[scope, hist] : series.by_scope)
+			note(scope);
+	for (const auto &u : s.unavailable())
+		note(u.scope);
+}
+
+const RunStart::VmStart *RunStart::vm_start(const std::string &scope) const
+{
+	if (scope.compare(0, 3, "vm:") != 0)
+		return nullptr;
+	const Scope parsed = Scope::parse(scope);
+	if (!parsed.of_vm())
+		return nullptr;
+	auto it = vms_.find(Scope::vm(parsed.vm()).str());
+	return it == vms_.end() ? nullptr : &it->second;
+}
+
 void RunStart::observe(const Snapshot &s)
 {
 	// For the next call: a scope that appears then is covered from this
@@ -327,6 +376,7 @@ void RunStart::observe(const Snapshot &s)
 		for (const auto &[name, series] : s.histograms())
 			last_read_ns_[name] = s.read_ns(name);
 	};
+	note_vms(s);
 	if (!have_) {
 		first_ = s;
 		first_.stamp_readings(0);
@@ -334,16 +384,30 @@ void RunStart::observe(const Snapshot &s)
 		keep_stamps();
 		return;
 	}
-	// A scope absent from the first snapshot starts where it first
-	// appears. When its source counts from zero, it had counted nothing
-	// at the previous snapshot: it is covered from there, from zero
-	// (nothing of its first interval is lost), else from its values here.
+	// A scope absent from the first snapshot. When its source counts from
+	// zero, it had counted nothing before it appeared: it is covered from
+	// the start of what it belongs to (the run, or its VM's start), with
+	// 0 until it appeared. Else from its values here, over its own time.
+	auto from_zero = [&](const std::string &name, const std::string &scope) {
+		auto key = std::make_pair(name, scope);
+		if (since_.find(key) != since_.end())
+			return;
+		const VmStart *vm = vm_start(scope);
+		if (!vm || vm->at_first) {
+			since_.emplace(std::move(key), first_.read_ns(name)); // the whole run
+			return;
+		}
+		const std::uint64_t from = vm->read(name);
+		if (from < last_read(name))
+			after_vm_.insert(key); // its VM was there before it
+		since_.emplace(std::move(key), from);
+	};
 	for (const auto &[name, series] : s.counters())
 		for (const auto &[scope, point] : series.by_scope) {
 			if (first_.counter(name, scope))
 				continue;
 			if (first_.counts_from_zero(name)) {
-				since_.emplace(std::make_pair(name, scope), last_read(name));
+				from_zero(name, scope);
 				continue;
 			}
 			first_.add_counter(name, scope, point, series.source);
@@ -354,7 +418,7 @@ void RunStart::observe(const Snapshot &s)
 			if (first_.histogram(name, scope))
 				continue;
 			if (first_.counts_from_zero(name)) {
-				since_.emplace(std::make_pair(name, scope), last_read(name));
+				from_zero(name, scope);
 				continue;
 			}
 			first_.add_histogram(name, scope, hist, series.source);
