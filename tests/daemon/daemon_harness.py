@@ -119,6 +119,25 @@ class Notify:
         self.sock.close()
 
 
+def request_socket(path, what, timeout=10, raw=False):
+    """The answer of the hwsigd on socket path to one request (it runs to
+    the end of the connection): text, or bytes with raw (a dump)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(what.encode() + b"\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    return data if raw else data.decode()
+
+
 class Daemon:
     """hwsigd in a temp directory; always stopped (SIGKILL at the latest)."""
 
@@ -150,18 +169,7 @@ class Daemon:
 
     def request(self, what, timeout=10, raw=False):
         """The daemon's answer to one request: text, or bytes with raw (a dump)."""
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(self.socket)
-        s.sendall(what.encode() + b"\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
-        return data if raw else data.decode()
+        return request_socket(self.socket, what, timeout, raw)
 
     def scrape(self, path="/metrics", timeout=10):
         import urllib.request

@@ -3,7 +3,7 @@
 # (alerts_test.yml), every alert has a test that fires and one that stays
 # quiet, carries a severity, a summary, a description and a runbook_url
 # naming a runbook page that ships (Documentation/runbooks/, listed in its
-# index, parsing without docutils warnings, with hwsigctl commands that
+# index (test_docs parses it), with hwsigctl commands that
 # exist), reads only series hwsigd exports or rules.yml records, and compares
 # with the verdicts' default thresholds (thresholds.rst's table, which
 # tests/unit/test_thresholds_doc.cpp holds to threshold_defs()). One ok/not
@@ -246,20 +246,6 @@ caught() {
 }
 check "alerts.yml with steal at 20% fails the threshold check" caught
 
-# Every runbook parses without a docutils warning (the package renders
-# them to HTML; a broken table or link would show as an error box).
-for f in "$top"/Documentation/runbooks/*.rst; do
-	python3 -c '
-import sys, docutils.core
-path = sys.argv[1]
-docutils.core.publish_doctree(open(path).read(), source_path=path,
-                              settings_overrides={"report_level": 2, "halt_level": 5})
-' "$f" >"$tmp/err" 2>&1
-	if [ ! -s "$tmp/err" ]; then
-		ok "${f#"$top"/} parses without docutils warnings"
-	else
-		not_ok "${f#"$top"/} has docutils warnings"
-		sed 's/^/    /' "$tmp/err" | head -5
-	fi
-done
+# Every runbook parses without a docutils warning: test_docs checks every
+# page of Documentation/, runbooks/ included.
 finish

@@ -34,7 +34,8 @@ import urllib.request
 # What the caller gave, before daemon_harness sets a private default.
 CALLER_SOCKET = os.environ.get("HWSIG_SOCKET")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import BUILD, HWSIGCTL, HWSIGD, TOP, Notify, Results, bpf_programs_of  # noqa: E402
+from daemon_harness import (BUILD, HWSIGCTL, HWSIGD, TOP, Notify, Results, bpf_programs_of,  # noqa: E402
+                            request_socket)
 
 SOCK = "/run/hwsig/hwsigd.sock"
 RUN_DIR = os.path.dirname(SOCK)
@@ -53,17 +54,7 @@ def on_signal(signo, _frame):
 def status(path):
     """(version, pid) of the hwsigd answering on path, or None."""
     try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(5)
-        s.connect(path)
-        s.sendall(b"status\n")
-        data = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        s.close()
+        data = request_socket(path, "status", timeout=5, raw=True)
     except OSError:
         return None
     f = data.decode(errors="replace").split("\t")
