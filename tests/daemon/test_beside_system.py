@@ -35,7 +35,7 @@ import urllib.request
 CALLER_SOCKET = os.environ.get("HWSIG_SOCKET")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import (BUILD, HWSIGCTL, HWSIGD, TOP, Notify, Results, bpf_programs_of,  # noqa: E402
-                            request_socket)
+                            free_port, request_socket)
 
 SOCK = "/run/hwsig/hwsigd.sock"
 RUN_DIR = os.path.dirname(SOCK)
@@ -72,14 +72,6 @@ def port_free(port):
         return False
     finally:
         s.close()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def listen_ports(pid):
