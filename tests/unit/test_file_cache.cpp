@@ -524,6 +524,73 @@ TEST_CASE("VmScanner skips settled processes, yet sees every QEMU", "[vm][fileca
 	CHECK(names(scanner.scan()) == base);
 }
 
+// QemuMemo: a QEMU read in full at two listings with as many threads is not
+// read again until its kDeepEvery-th listing (a rename of its guest, which a
+// real QEMU cannot do, shows when it is); a thread that comes or goes has it
+// read again at once. Without /proc/loadavg every scan is a listing.
+TEST_CASE("VmScanner reads a settled QEMU again only when its threads change", "[vm][filecache]")
+{
+	TempTree t;
+	std::filesystem::copy(procfs_test::fixture("kvm-host"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	const int pid = 7001;
+	const std::string dir = "proc/" + std::to_string(pid);
+	auto name = [&](const std::string &guest) {
+		t.put(dir + "/cmdline",
+		      std::string("/usr/bin/qemu-system-x86_64\0-name\0guest=", 40) + guest + std::string(1, '\0'));
+	};
+	t.put(dir + "/comm", "qemu-system-x86\n");
+	t.put(dir + "/status", "Name:\tqemu-system-x86\nState:\tS (sleeping)\n");
+	t.put(dir + "/task/7001/comm", "qemu-system-x86\n");
+	t.put(dir + "/task/7002/comm", "CPU 0/KVM\n");
+	t.mkdir(dir + "/fd");
+	name("first");
+	auto find = [&](const std::vector<Vm> &vms) -> const Vm * {
+		for (const auto &vm : vms)
+			if (vm.pid == pid)
+				return &vm;
+		return nullptr;
+	};
+	VmScanner scanner(t.root(), 64);
+	// Listings 1 and 2 read it in full; the k-th listing reads it again
+	// when (k + pid) % kDeepEvery == 0.
+	auto deep = [&](unsigned listing) { return (listing + pid) % vmparse::QemuMemo::kDeepEvery == 0; };
+	for (unsigned listing = 1; listing <= 2; ++listing) {
+		const auto vms = scanner.scan();
+		REQUIRE(find(vms));
+		CHECK(find(vms)->name == "first");
+	}
+	name("renamed");
+	unsigned listing = 3;
+	for (; !deep(listing); ++listing) {
+		const auto vms = scanner.scan();
+		REQUIRE(find(vms));
+		CHECK(find(vms)->name == "first"); // not read again
+		CHECK(find(vms)->vcpu_tids == std::vector<int>{7002});
+	}
+	CHECK(listing - 3 < vmparse::QemuMemo::kDeepEvery);
+	const auto at_deep = scanner.scan();
+	REQUIRE(find(at_deep));
+	CHECK(find(at_deep)->name == "renamed");
+
+	// A vCPU thread comes: read again at the next listing, whatever its turn.
+	name("threads");
+	t.put(dir + "/task/7003/comm", "CPU 1/KVM\n");
+	REQUIRE_FALSE(deep(listing + 1));
+	const auto more = scanner.scan();
+	REQUIRE(find(more));
+	CHECK(find(more)->name == "threads");
+	CHECK(find(more)->vcpu_tids == std::vector<int>{7002, 7003});
+	// And one goes.
+	std::filesystem::remove_all(t.root() + "/" + dir + "/task/7003");
+	const auto fewer = scanner.scan();
+	REQUIRE(find(fewer));
+	CHECK(find(fewer)->vcpu_tids == std::vector<int>{7002});
+	// It exits: gone, and forgotten.
+	std::filesystem::remove_all(t.root() + "/" + dir);
+	CHECK_FALSE(find(scanner.scan()));
+}
+
 // With /proc/loadavg, a scan lists /proc only when a pid was allocated
 // since the last listing or a listed QEMU exited or changed its thread
 // count; and at least every kFullEvery scans.

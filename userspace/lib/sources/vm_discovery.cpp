@@ -239,6 +239,15 @@ std::string printable_name(std::string_view name)
 
 namespace hwsig::vmparse {
 
+// A QEMU as one listing read it.
+struct Candidate {
+	VmDetails details;
+	std::vector<std::pair<unsigned, int>> vcpus; // (vCPU index, tid)
+	std::set<int> vhost_tids;
+	std::set<std::string> taps;
+	std::set<unsigned> vcpu_fd_indexes;
+};
+
 namespace {
 
 std::optional<int> parse_pid(std::string_view s)
@@ -310,14 +319,6 @@ bool dir_readable(const std::string &path)
 	return true;
 }
 
-struct Candidate {
-	VmDetails details;
-	std::vector<std::pair<unsigned, int>> vcpus; // (vCPU index, tid)
-	std::set<int> vhost_tids;
-	std::set<std::string> taps;
-	std::set<unsigned> vcpu_fd_indexes;
-};
-
 // Threads of a QEMU process: vCPUs, in-process vhost workers (kernel 6.4+)
 // and every tid (vhost kthreads of older kernels name the thread that set
 // the owner, normally the main thread). False if the process vanished.
@@ -381,6 +382,63 @@ void make_names_unique(std::vector<Candidate> &found)
 
 } // namespace
 
+// What a VmScanner keeps of each QEMU it read in full (QemuMemo in
+// vm_discovery.h): the candidate as read, before 6.1-style vhost kthreads
+// were added to it, and every tid it had.
+struct QemuMemo::Entry {
+	std::uint64_t ino = 0;
+	nlink_t links = 0;       // of /proc/PID/task when it was read
+	unsigned reads = 0;      // full reads with these links
+	unsigned seen_listing = 0;
+	Candidate candidate;
+	std::vector<int> tids;
+};
+
+QemuMemo::QemuMemo() = default;
+QemuMemo::~QemuMemo() = default;
+
+const QemuMemo::Entry *QemuMemo::reuse(int pid, std::uint64_t ino, nlink_t links)
+{
+	auto it = entries_.find(pid);
+	if (it == entries_.end())
+		return nullptr;
+	Entry &e = *it->second;
+	if (e.ino != ino || e.links != links || e.reads < 2 ||
+	    (listing_ + static_cast<unsigned>(pid)) % kDeepEvery == 0)
+		return nullptr;
+	e.seen_listing = listing_;
+	return &e;
+}
+
+void QemuMemo::note(int pid, std::uint64_t ino, nlink_t links, const Candidate &c, const std::map<int, std::size_t> &tids)
+{
+	auto &slot = entries_[pid];
+	if (!slot)
+		slot = std::make_unique<Entry>();
+	Entry &e = *slot;
+	if (e.ino != ino || e.links != links)
+		e.reads = 0;
+	e.ino = ino;
+	e.links = links;
+	e.reads++;
+	e.seen_listing = listing_;
+	e.candidate = c;
+	e.tids.clear();
+	for (const auto &[tid, index] : tids)
+		e.tids.push_back(tid);
+}
+
+void QemuMemo::begin_listing()
+{
+	++listing_;
+}
+
+void QemuMemo::end_listing()
+{
+	for (auto it = entries_.begin(); it != entries_.end();)
+		it = it->second->seen_listing == listing_ ? std::next(it) : entries_.erase(it);
+}
+
 namespace {
 
 // proc_dir: <root>/proc kept open by a VmScanner (rewound here), or null.
@@ -389,8 +447,10 @@ struct ProcEntry {
 	std::uint64_t ino = 0;
 };
 
-// memo: only with proc_dir (a VmScanner's), whose entries carry inodes.
-std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir, NonVmMemo *memo)
+// memo, qemus: only with proc_dir (a VmScanner's), whose entries carry
+// inodes.
+std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *proc_dir, NonVmMemo *memo,
+				QemuMemo *qemus)
 {
 	const std::string proc = join_path(root, "proc");
 	std::vector<Candidate> found;
@@ -409,6 +469,7 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 			for (auto &name : list_dir(proc))
 				entries.push_back({std::move(name), 0});
 			memo = nullptr;
+			qemus = nullptr;
 		}
 	} catch (const std::exception &) {
 		return {};
@@ -448,6 +509,19 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 			}
 			if (memo)
 				memo->forget(*pid); // a QEMU now: never skipped
+			// A QEMU read in full before, with as many threads now:
+			// what it had (its threads, names and fds) without
+			// reading them again (QemuMemo).
+			struct stat task_dir;
+			const bool links_known = qemus && ::stat((pid_dir + "/task").c_str(), &task_dir) == 0;
+			if (links_known) {
+				if (const auto *known = qemus->reuse(*pid, entry.ino, task_dir.st_nlink)) {
+					for (int tid : known->tids)
+						owner_of_tid.emplace(tid, found.size());
+					found.push_back(known->candidate);
+					continue;
+				}
+			}
 			if (!process_alive(root, *pid))
 				continue; // gone, or a zombie whose guest is no more
 			auto cmdline = read_file(pid_dir + "/cmdline");
@@ -466,6 +540,8 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 			if (!scan_threads(pid_dir, c, tids, found.size(), comms))
 				continue; // vanished between reading cmdline and task/
 			scan_fds(pid_dir, c);
+			if (links_known)
+				qemus->note(*pid, entry.ino, task_dir.st_nlink, c, tids);
 			owner_of_tid.insert(tids.begin(), tids.end());
 			found.push_back(std::move(c));
 		} catch (const std::exception &) {
@@ -502,7 +578,7 @@ std::vector<VmDetails> discover(const std::string &root, FileCache *comms, DIR *
 
 std::vector<VmDetails> discover_vm_details(const std::string &root)
 {
-	return discover(root, nullptr, nullptr, nullptr);
+	return discover(root, nullptr, nullptr, nullptr, nullptr);
 }
 
 } // namespace hwsig::vmparse
@@ -595,7 +671,7 @@ constexpr std::size_t kMaxCommFds = 512;
 VmScanner::VmScanner(std::string root) : VmScanner(std::move(root), kept_fd_bound(kMaxCommFds)) {}
 
 VmScanner::VmScanner(std::string root, std::size_t max_comm_fds)
-	: root_(std::move(root)), comms_(max_comm_fds)
+	: root_(std::move(root)), comms_(max_comm_fds), qemus_(std::make_unique<vmparse::QemuMemo>())
 {
 }
 
@@ -711,8 +787,11 @@ std::vector<Vm> VmScanner::scan()
 		proc_seeks_by_pid_ = proc_dir_ && ::fstatfs(::dirfd(proc_dir_), &fs) == 0 &&
 				     fs.f_type == PROC_SUPER_MAGIC;
 	}
-	auto details = vmparse::discover(root_, &comms_, proc_dir_, proc_dir_ ? &memo_ : nullptr);
+	qemus_->begin_listing();
+	auto details = vmparse::discover(root_, &comms_, proc_dir_, proc_dir_ ? &memo_ : nullptr,
+					 proc_dir_ ? qemus_.get() : nullptr);
 	memo_.end_scan();
+	qemus_->end_listing();
 	++listings_;
 	// Processes and threads not read in this scan are gone or settled:
 	// close theirs.

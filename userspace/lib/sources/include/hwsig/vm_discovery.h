@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -64,6 +66,43 @@ private:
 	unsigned scan_ = 0;
 };
 
+namespace vmparse {
+
+struct Candidate;
+
+// What a VmScanner remembers of each QEMU it read in full (its vCPU and
+// vhost threads, taps and vCPU fds: some forty system calls), so that a
+// listing of /proc need not read them again. A QEMU is known by its pid,
+// the inode of its /proc/PID entry and the link count of its
+// /proc/PID/task, which moves with every thread that comes or goes. It is
+// read in full at the first two listings that see it with that count (a
+// thread is named just after it starts), then again only at every
+// kDeepEvery-th listing (staggered by pid), which bounds how late a tap
+// handed to a running QEMU without a new thread is seen.
+class QemuMemo {
+public:
+	static constexpr unsigned kDeepEvery = 5;
+	struct Entry;
+	QemuMemo();
+	~QemuMemo();
+	QemuMemo(const QemuMemo &) = delete;
+	QemuMemo &operator=(const QemuMemo &) = delete;
+	// What pid had at its last full read, if it may stand for now.
+	const Entry *reuse(int pid, std::uint64_t ino, nlink_t links);
+	// pid was read in full now (tids: every tid it had, as keys).
+	void note(int pid, std::uint64_t ino, nlink_t links, const Candidate &c, const std::map<int, std::size_t> &tids);
+	void begin_listing();
+	// Forgets the QEMUs this listing did not see.
+	void end_listing();
+	std::size_t size() const { return entries_.size(); }
+
+private:
+	std::unordered_map<int, std::unique_ptr<Entry>> entries_;
+	unsigned listing_ = 0;
+};
+
+} // namespace vmparse
+
 // discover_vms() for a caller that scans again and again (the Sampler): the
 // /proc/PID/comm (and task comm) files read by one scan are kept open and
 // re-read with pread by the next (bounded by the fd limit); those of
@@ -111,6 +150,7 @@ private:
 	FileCache comms_;
 	FileCache loadavg_{1};
 	NonVmMemo memo_;
+	std::unique_ptr<vmparse::QemuMemo> qemus_;
 	DIR *proc_dir_ = nullptr; // <root>/proc, kept open
 	bool proc_seeks_by_pid_ = false; // proc_dir_ is procfs: seekdir() to a pid works
 	std::uint64_t listings_ = 0;
