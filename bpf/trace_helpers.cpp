@@ -55,6 +55,12 @@ bool has_task_storage()
 	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, nullptr) == 1;
 }
 
+bool has_kfunc(const char *name)
+{
+	std::unique_ptr<struct btf, BtfFree> btf(btf__load_vmlinux_btf());
+	return btf && btf__find_by_name_kind(btf.get(), name, BTF_KIND_FUNC) > 0;
+}
+
 int possible_cpus(std::string_view name)
 {
 	int n = libbpf_num_possible_cpus();

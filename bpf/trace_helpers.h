@@ -12,6 +12,8 @@ bool has_tp_btf(const char *tracepoint);
 // leading void *), or -1 when unknown.
 int tp_btf_arg_count(const char *tracepoint);
 bool has_task_storage();
+// Whether the kernel's BTF has kfunc `name` (a BTF FUNC of that name).
+bool has_kfunc(const char *name);
 // Possible CPUs (the length of a per-CPU map value); throws hwsig::Error
 // "BPF <name>: counting possible CPUs" when libbpf cannot tell.
 int possible_cpus(std::string_view name);

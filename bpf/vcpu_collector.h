@@ -15,11 +15,18 @@ struct VcpuSched {
 	std::uint64_t on_cpu_ns = 0, run_delay_ns = 0, timeslices = 0;
 };
 
+// How a read finds the threads (vcpu.bpf.c): by looking each up (6.2+),
+// or by walking every task. Auto looks up where the kernel can.
+enum class VcpuPass { Auto, LookUp, Walk };
+
 class VcpuCollector {
 public:
 	// Opens, loads and attaches the iterator (iter/task: 5.8+; the fields
 	// need CONFIG_SCHED_INFO); throws hwsig::Error (with errno) on failure.
-	VcpuCollector();
+	// Auto falls back to the walk when the look-up program fails to load.
+	explicit VcpuCollector(VcpuPass pass = VcpuPass::Auto);
+	// Which pass this collector makes (LookUp or Walk).
+	VcpuPass pass() const;
 	~VcpuCollector();
 	VcpuCollector(VcpuCollector &&) noexcept;
 	VcpuCollector &operator=(VcpuCollector &&) noexcept;

@@ -12,7 +12,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "hwsig/source_bpf.h"
 #include "hwsig/vm.h"
 #include "require_root.h"
+#include "trace_helpers.h"
 #include "vcpu_collector.h"
 
 using namespace hwsig;
@@ -96,12 +99,36 @@ TaskSchedstat from_file(int pid, int tid)
 	return parse_task_schedstat(*text.data);
 }
 
+// Both passes, each where the kernel has what it needs: on one without
+// bpf_task_from_pid (before 6.2) asking for the look-up throws and Auto
+// walks; this is the case checked there instead.
+std::optional<VcpuCollector> collector_for(VcpuPass pass)
+{
+	const bool can_look_up = bpf_detail::has_kfunc("bpf_task_from_pid");
+	if (pass == VcpuPass::LookUp && !can_look_up) {
+		CHECK_THROWS(VcpuCollector(VcpuPass::LookUp));
+		CHECK(VcpuCollector().pass() == VcpuPass::Walk);
+		return std::nullopt;
+	}
+	std::optional<VcpuCollector> c;
+	c.emplace(pass);
+	CHECK(c->pass() == pass);
+	if (can_look_up)
+		CHECK(VcpuCollector().pass() == VcpuPass::LookUp); // Auto looks up
+	return c;
+}
+
 } // namespace
 
 TEST_CASE("BPF vcpu: a parked thread's accounting equals its schedstat file", "[bpf][vcpu]")
 {
 	require_root();
-	VcpuCollector collector;
+	const VcpuPass pass = GENERATE(VcpuPass::LookUp, VcpuPass::Walk);
+	INFO("pass " << (pass == VcpuPass::LookUp ? "look-up" : "walk"));
+	auto made = collector_for(pass);
+	if (!made)
+		return;
+	VcpuCollector &collector = *made;
 	ParkedThread a, b;
 	const int pid = ::getpid();
 	std::unordered_map<int, VcpuSched> got;
@@ -128,7 +155,11 @@ TEST_CASE("BPF vcpu: a parked thread's accounting equals its schedstat file", "[
 TEST_CASE("BPF vcpu: a thread that exited is absent", "[bpf][vcpu]")
 {
 	require_root();
-	VcpuCollector collector;
+	const VcpuPass pass = GENERATE(VcpuPass::LookUp, VcpuPass::Walk);
+	auto made = collector_for(pass);
+	if (!made)
+		return;
+	VcpuCollector &collector = *made;
 	int gone = 0;
 	std::thread([&] { gone = static_cast<int>(::syscall(SYS_gettid)); }).join();
 	ParkedThread alive;
@@ -136,6 +167,36 @@ TEST_CASE("BPF vcpu: a thread that exited is absent", "[bpf][vcpu]")
 	collector.read({{::getpid(), gone}, {::getpid(), alive.tid()}}, got);
 	CHECK(got.count(gone) == 0);
 	CHECK(got.count(alive.tid()) == 1);
+}
+
+TEST_CASE("BPF vcpu: each of many threads gets its own figures, in either pass", "[bpf][vcpu]")
+{
+	require_root();
+	const VcpuPass pass = GENERATE(VcpuPass::LookUp, VcpuPass::Walk);
+	auto made = collector_for(pass);
+	if (!made)
+		return;
+	std::vector<std::unique_ptr<ParkedThread>> threads;
+	for (int i = 0; i < 12; ++i)
+		threads.push_back(std::make_unique<ParkedThread>());
+	const int pid = ::getpid();
+	std::vector<std::pair<int, int>> asked;
+	for (const auto &t : threads)
+		asked.emplace_back(pid, t->tid());
+	std::unordered_map<int, VcpuSched> got;
+	made->read(asked, got);
+	REQUIRE(got.size() == threads.size());
+	for (const auto &t : threads) {
+		INFO("tid " << t->tid());
+		const TaskSchedstat file = from_file(pid, t->tid());
+		CHECK(got[t->tid()].on_cpu_ns == file.on_cpu_ns);
+		CHECK(got[t->tid()].run_delay_ns == file.run_delay_ns);
+		CHECK(got[t->tid()].timeslices == file.timeslices);
+	}
+	// The list shrinks: only what is asked now.
+	asked.resize(3);
+	made->read(asked, got);
+	CHECK(got.size() == 3);
 }
 
 TEST_CASE("BPF vcpu: the schedstat source gives the files' figures through the iterator", "[bpf][vcpu]")
