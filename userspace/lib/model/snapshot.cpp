@@ -30,11 +30,25 @@ static typename Map::iterator series_node(Map &map, Spares &spares, std::string_
 	if (series.source != source)
 		series.source.assign(source);
 	series.read_ns = 0;
-	// Its scopes become spares for any series' scopes: a scope added
-	// is most often one the series had, but not always.
-	while (!series.by_scope.empty())
-		spares.points.push_back(series.by_scope.extract(series.by_scope.begin()));
+	// Its scopes stay, and are given again in the same order most of the
+	// time (CPUs, VMs, vCPUs as listed): each put() then overwrites the
+	// next one in place (see put()). The first scope out of that order
+	// makes the rest spares.
+	series.refill.active = true;
+	series.refill.at = series.by_scope.begin();
 	return map.insert(std::move(node)).position;
+}
+
+// The scopes of series a refill did not give again go to the spares.
+template <typename Series, typename Spares> static void spare_rest(Series &series, Spares &spares)
+{
+	auto &at = series.refill.at;
+	while (at != series.by_scope.end()) {
+		auto next = std::next(at);
+		spares.points.push_back(series.by_scope.extract(at));
+		at = next;
+	}
+	series.refill.active = false;
 }
 
 template <typename Map, typename Spares, typename Point>
@@ -51,6 +65,17 @@ static void put(Map &map, Spares &spares, std::string_view name, std::string_vie
 	// last one goes at the end without a search; else where lower_bound
 	// finds it.
 	auto &by_scope = it->second.by_scope;
+	if (it->second.refill.active) {
+		// Refilling: the same scope as last time at this place is one
+		// assignment, no search and no node moved.
+		auto &next = it->second.refill.at;
+		if (next != by_scope.end() && next->first == scope) {
+			next->second = std::forward<Point>(point);
+			++next;
+			return;
+		}
+		spare_rest(it->second, spares);
+	}
 	auto at = by_scope.end();
 	if (!by_scope.empty()) {
 		auto last = std::prev(by_scope.end());
@@ -91,6 +116,20 @@ void Snapshot::reuse_storage(Snapshot &&old)
 	std::reverse(spares_.notes.begin(), spares_.notes.end());
 	if (unavailable_.capacity() < spares_.notes.size())
 		unavailable_.reserve(spares_.notes.size());
+}
+
+void Snapshot::release_spares()
+{
+	// Scopes a refilled series had last time and was not given again.
+	auto finish = [](auto &map, auto &spares) {
+		for (auto &[name, series] : map)
+			if (series.refill.active)
+				spare_rest(series, spares);
+	};
+	finish(counters_, spares_.counters);
+	finish(gauges_, spares_.gauges);
+	finish(histograms_, spares_.histograms);
+	spares_ = Spares{};
 }
 
 void Snapshot::set_counts_from_zero(std::string_view name)

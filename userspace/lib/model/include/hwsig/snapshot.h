@@ -46,13 +46,31 @@ struct CounterPoint {
 	Multiplexing mux;
 };
 
+// How far a snapshot refilling a series in its old storage
+// (Snapshot::reuse_storage) has got through the scopes it had: those from
+// `at` on were not given again yet. Snapshot's own bookkeeping while it is
+// filled, not content: a copy or move of the series starts without it.
+template <typename Map> struct RefillCursor {
+	bool active = false;
+	typename Map::iterator at{};
+	RefillCursor() = default;
+	RefillCursor(const RefillCursor &) {}
+	RefillCursor &operator=(const RefillCursor &)
+	{
+		active = false;
+		return *this;
+	}
+};
+
 template <typename P> struct Series {
 	using Point = P;
+	using ByScope = std::map<std::string, P, std::less<>>;
 	std::string source; // e.g. "procfs", "sysfs", "kmod", "perf", "bpf"
 	// CLOCK_MONOTONIC when its source read it (Snapshot::stamp_readings);
 	// 0: not stamped, the snapshot's mono_ns stands for it.
 	std::uint64_t read_ns = 0;
-	std::map<std::string, P, std::less<>> by_scope;
+	ByScope by_scope;
+	RefillCursor<ByScope> refill;
 };
 
 struct UnavailableNote {
@@ -134,9 +152,11 @@ public:
 	// strings of the series, scopes and notes it had are taken again by
 	// the same ones instead of allocated. A daemon takes the same shape
 	// every second, and allocating and freeing it was a fifth of its CPU.
-	// What is not taken again by release_spares() is freed then.
+	// What is not taken again by release_spares() is freed then. Until
+	// then a refilled series may still hold scopes `old` had and that were
+	// not given again: read the snapshot only after release_spares().
 	void reuse_storage(Snapshot &&old);
-	void release_spares() { spares_ = Spares{}; }
+	void release_spares();
 
 private:
 	template <typename P> struct SparesOf {
