@@ -82,6 +82,23 @@ std::uint32_t History::series_key(Kind kind, const std::string &name, std::size_
 	return key;
 }
 
+std::uint32_t History::note_key(std::size_t at, const hwsig::UnavailableNote &n)
+{
+	if (at < note_keys_.size()) {
+		const NoteKey &k = note_keys_[at];
+		if (k.id == n.id && k.scope == n.scope && k.reason == n.reason)
+			return k.key;
+	} else {
+		note_keys_.resize(at + 1);
+	}
+	NoteKey &k = note_keys_[at];
+	k.key = intern3(n.id, n.scope, n.reason);
+	k.id = n.id;
+	k.scope = n.scope;
+	k.reason = n.reason;
+	return k.key;
+}
+
 static bool same_vms(const std::vector<hwsig::Vm> &a, const std::vector<hwsig::Vm> &b)
 {
 	if (a.size() != b.size())
@@ -161,9 +178,10 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 			e.hists.push_back(h);
 		}
 	}
+	std::size_t note_at = 0;
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
-			e.notes.emplace_back(intern3(n.id, n.scope, n.reason), n.code);
+			e.notes.emplace_back(note_key(note_at++, n), n.code);
 	for (const auto &name : s.from_zero())
 		e.from_zero.push_back(intern(name));
 	auto stamps = [&](const auto &series_map) {
@@ -236,6 +254,7 @@ void History::compact_keys()
 	index_.clear();
 	for (auto &by_name : series_keys_)
 		by_name.clear();
+	note_keys_.clear();
 	auto move_key = [&](std::uint32_t &k) {
 		if (remap[k] < 0) {
 			remap[k] = static_cast<std::int64_t>(kept.size());

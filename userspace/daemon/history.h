@@ -111,6 +111,15 @@ private:
 	std::unordered_map<std::string, std::uint32_t, ViewHash, std::equal_to<>> index_;
 	std::string scratch_;
 	std::unordered_map<std::string, SeriesKeys> series_keys_[kKinds]; // cleared when keys are renumbered
+	// The same for the notes, by their place in the snapshot's list: the
+	// same notes come back every interval (1,900 beside 200 VMs on a host
+	// without a PMU). Cleared when keys are renumbered.
+	struct NoteKey {
+		std::string id, scope, reason;
+		std::uint32_t key = 0;
+	};
+	std::vector<NoteKey> note_keys_;
+	std::uint32_t note_key(std::size_t at, const hwsig::UnavailableNote &n);
 	SeriesKeys *series_ = nullptr; // the series add() is at
 };
 
