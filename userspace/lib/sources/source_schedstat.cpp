@@ -119,9 +119,10 @@ private:
 	// thread makes the sum incomparable with the last one, so no value.
 	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
 	{
+		const std::string scope = vm.scope();
 		auto unavailable = [&](UnavailableCode code, const std::string &reason) {
 			for (const char *id : {kRunqWaitAvg, kVcpuWait, kVcpuCpus})
-				snap.add_unavailable(id, vm.scope(), code, reason);
+				snap.add_unavailable(id, scope, code, reason);
 		};
 		if (vm.vcpu_tids.empty()) {
 			unavailable(UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') found");
@@ -146,18 +147,18 @@ private:
 						 "procfs");
 			}
 		}
-		snap.add_counter(series::kSchedstatRunDelayNs, vm.scope(), delay_sum, "procfs");
-		snap.add_counter(series::kSchedstatTimeslices, vm.scope(), slices_sum, "procfs");
-		snap.add_counter(series::kSchedstatRunNs, vm.scope(), run_sum, "procfs");
-		snap.add_gauge(series::kVmVcpus, vm.scope(), static_cast<double>(vm.vcpu_tids.size()), "procfs");
+		snap.add_counter(series::kSchedstatRunDelayNs, scope, delay_sum, "procfs");
+		snap.add_counter(series::kSchedstatTimeslices, scope, slices_sum, "procfs");
+		snap.add_counter(series::kSchedstatRunNs, scope, run_sum, "procfs");
+		snap.add_gauge(series::kVmVcpus, scope, static_cast<double>(vm.vcpu_tids.size()), "procfs");
 		// The VM's mean per vCPU compares only with a mean over the same
 		// threads: a vCPU added or gone leaves that one snapshot without it.
 		vcpus_now[vm.pid] = vm.vcpu_tids;
 		auto last = vcpus_last_.find(vm.pid);
 		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids) {
-			snap.add_counter(series::kVcpuRunDelayNs, vm.scope(),
+			snap.add_counter(series::kVcpuRunDelayNs, scope,
 					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
-			snap.add_counter(series::kVcpuRunNs, vm.scope(), run_sum, "procfs");
+			snap.add_counter(series::kVcpuRunNs, scope, run_sum, "procfs");
 		}
 	}
 
