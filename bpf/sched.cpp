@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 #include <utility>
 #include <vector>
@@ -42,6 +43,35 @@ SchedCounts to_counts(const hwsig_sched_stats &s)
 	c.involuntary = s.involuntary;
 	c.runs = s.runs;
 	return c;
+}
+
+// A process's per-CPU copies, summed before they become histograms (two
+// allocations per CPU per process otherwise).
+SchedCounts sum_cpus(const hwsig_sched_stats *percpu, int ncpu)
+{
+	hwsig_sched_stats t{};
+	for (int cpu = 0; cpu < ncpu; ++cpu) {
+		const hwsig_sched_stats &s = percpu[cpu];
+		for (int i = 0; i < HWSIG_SCHED_WAIT_SLOTS; ++i)
+			t.waits[i] += s.waits[i];
+		t.involuntary += s.involuntary;
+		t.runs += s.runs;
+	}
+	return to_counts(t);
+}
+
+// The kernel hands out a per-CPU value as ncpu copies of round_up(value
+// size, 8) bytes: a vector of ncpu structs is that layout only if no
+// rounding pads it.
+static_assert(sizeof(hwsig_sched_stats) % 8 == 0);
+
+// BPF_MAP_LOOKUP_BATCH refused, not failed: a kernel before 5.6 does not
+// know the command (EINVAL), one whose map type has no batch operations
+// says ENOTSUPP (the kernel's own 524, which libc does not name).
+bool batch_unsupported(int err)
+{
+	constexpr int kENOTSUPP = 524;
+	return err == EINVAL || err == EOPNOTSUPP || err == kENOTSUPP || err == ENOSYS;
 }
 
 Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
@@ -105,6 +135,10 @@ struct SchedCollector::Impl {
 	// VM tgid -> its class: its row and column of blame.
 	bpf_detail::VmIndexMap vms{"BPF sched", HWSIG_SCHED_MAX_VMS};
 	Mapping blame_table;
+	bool batch = true; // false once the kernel refused BPF_MAP_LOOKUP_BATCH
+	// read_batch()'s buffers, kept from one interval to the next.
+	std::vector<__u32> keys;
+	std::vector<hwsig_sched_stats> values; // ncpu per key
 
 	hwsig_sched_blame *cells() const { return static_cast<hwsig_sched_blame *>(blame_table.data()); }
 
@@ -150,7 +184,38 @@ struct SchedCollector::Impl {
 			throw_errno("BPF sched: reading " + std::string(bpf_map__name(map)));
 		return v;
 	}
+
+	bool read_batch(__u32 n, std::size_t per_call);
 };
+
+// proc_stats[0, n) into keys and values, per_call slots per call (0: all).
+// False when the batch lookup failed: the caller reads slot by slot,
+// which either works or says why it does not.
+bool SchedCollector::Impl::read_batch(__u32 n, std::size_t per_call)
+{
+	const int fd = bpf_map__fd(skel->maps.proc_stats);
+	const std::size_t stride = static_cast<std::size_t>(ncpu);
+	keys.resize(n);
+	values.resize(n * stride);
+	const __u32 step = per_call ? static_cast<__u32>(std::min<std::size_t>(per_call, n)) : n;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0, done = 0;
+	for (bool first = true; done < n; first = false) {
+		__u32 count = std::min(step, n - done);
+		int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data() + done,
+					       values.data() + done * stride, &count, &opts) ? errno : 0;
+		if (err && err != ENOENT) {
+			if (batch_unsupported(err))
+				batch = false;
+			return false;
+		}
+		done += count;
+		if (err == ENOENT || count == 0)
+			break;
+	}
+	keys.resize(done);
+	return true;
+}
 
 SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)
 {
@@ -227,10 +292,45 @@ std::optional<SchedCounts> SchedCollector::process(int tgid) const
 	auto it = impl_->index_of.find(tgid);
 	if (it == impl_->index_of.end())
 		return std::nullopt;
-	SchedCounts sum = to_counts(hwsig_sched_stats{});
-	for (const auto &s : impl_->read_percpu(impl_->skel->maps.proc_stats, it->second))
-		sum += to_counts(s);
-	return sum;
+	const auto percpu = impl_->read_percpu(impl_->skel->maps.proc_stats, it->second);
+	return sum_cpus(percpu.data(), impl_->ncpu);
+}
+
+std::map<int, SchedCounts> SchedCollector::processes(std::size_t per_call) const
+{
+	Impl &im = *impl_;
+	std::map<int, SchedCounts> out;
+	if (im.index_of.empty())
+		return out;
+	// select() hands out the lowest free slot: those in use lie in
+	// [0, highest], and the array's slots above are not copied out.
+	__u32 highest = 0;
+	for (const auto &[tgid, index] : im.index_of)
+		highest = std::max(highest, index);
+	const __u32 n = highest + 1;
+	std::vector<int> at; // slot -> its position in im.keys, -1 if not read
+	if (im.batch && im.read_batch(n, per_call)) {
+		at.assign(n, -1);
+		for (std::size_t i = 0; i < im.keys.size(); ++i)
+			if (im.keys[i] < n)
+				at[im.keys[i]] = static_cast<int>(i);
+	}
+	const std::size_t stride = static_cast<std::size_t>(im.ncpu);
+	for (const auto &[tgid, index] : im.index_of) {
+		if (!at.empty() && at[index] >= 0) {
+			out.emplace(tgid, sum_cpus(im.values.data() + static_cast<std::size_t>(at[index]) * stride,
+						   im.ncpu));
+			continue;
+		}
+		const auto percpu = im.read_percpu(im.skel->maps.proc_stats, index);
+		out.emplace(tgid, sum_cpus(percpu.data(), im.ncpu));
+	}
+	return out;
+}
+
+bool SchedCollector::batch_reads() const
+{
+	return impl_->batch;
 }
 
 } // namespace hwsig

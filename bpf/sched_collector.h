@@ -2,7 +2,9 @@
 // switches per CPU and per selected process.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -52,6 +54,14 @@ public:
 	// Index = CPU number (possible CPUs).
 	std::vector<SchedCounts> per_cpu() const;
 	std::optional<SchedCounts> process(int tgid) const;
+	// Every selected process's counts, as process() gives them, read with
+	// BPF_MAP_LOOKUP_BATCH: a few system calls for all of them rather than
+	// one each (per_call: slots per call, 0 = every slot in use at once).
+	// Per process where the kernel has no batch lookup for the map.
+	std::map<int, SchedCounts> processes(std::size_t per_call = 0) const;
+	// False once the kernel refused a batch lookup: processes() reads
+	// process by process from then on.
+	bool batch_reads() const;
 
 	// VM processes (QEMU tgids, all their threads) whose waits and
 	// preemptions are blamed on what held the CPU. A VM is counted from

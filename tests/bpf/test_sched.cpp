@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "hwsig/source_bpf.h"
 #include "sched_collector.h"
@@ -281,4 +282,90 @@ TEST_CASE("sleeps cut short by signals are voluntary switches, as the kernel cou
 	  "[sched]")
 {
 	signalled_sleep_case(BpfAttach::RawTp);
+}
+
+namespace {
+
+void check_same(const SchedCounts &batch, const SchedCounts &one)
+{
+	CHECK(batch.runs == one.runs);
+	CHECK(batch.involuntary == one.involuntary);
+	CHECK(batch.wakeup_wait_us.layout == one.wakeup_wait_us.layout);
+	CHECK(batch.wakeup_wait_us.counts == one.wakeup_wait_us.counts);
+	CHECK(batch.preempt_wait_us.layout == one.preempt_wait_us.layout);
+	CHECK(batch.preempt_wait_us.counts == one.preempt_wait_us.counts);
+}
+
+} // namespace
+
+TEST_CASE("one batch read of the selected processes equals their reads one by one", "[sched]")
+{
+	require_root();
+	SchedCollector collector;
+	INFO("attached as " << attach_name(collector.attached_as()));
+	CHECK(collector.processes().empty());
+	// Three ping-pongs of known lengths in slots 0, 2 and 4. Between them,
+	// tgids no process has (above any pid_max): slot 1 freed again (a
+	// hole in the range read) and slot 3 kept, which never counts.
+	constexpr unsigned kRounds[] = {3000, 6000, 9000};
+	const int cpu = hwsig_test::pick_cpu();
+	Child a = Child::ping_pong(cpu, kRounds[0]), b = Child::ping_pong(cpu, kRounds[1]),
+	      c = Child::ping_pong(cpu, kRounds[2]);
+	const int pids[] = {a.pid(), b.pid(), c.pid()};
+	const int freed = 1 << 30, idle = (1 << 30) + 1;
+	REQUIRE(collector.select(pids[0]));
+	REQUIRE(collector.select(freed));
+	REQUIRE(collector.select(pids[1]));
+	REQUIRE(collector.select(idle));
+	REQUIRE(collector.select(pids[2]));
+	collector.deselect(freed);
+	// One after the other, each reaped: the counts stay as they are while
+	// they are read both ways.
+	std::vector<std::uint64_t> reports[3];
+	Child *children[] = {&a, &b, &c};
+	for (int i = 0; i < 3; ++i) {
+		children[i]->go();
+		reports[i] = children[i]->wait_report();
+	}
+	const auto batch = collector.processes();
+	// Array batch lookups exist since 5.6: this kernel must not have
+	// sent the read down the per-process path.
+	CHECK(collector.batch_reads());
+	REQUIRE(batch.size() == 4);
+	CHECK_FALSE(batch.count(freed));
+	for (int tgid : collector.selected()) {
+		INFO("tgid " << tgid);
+		auto one = collector.process(tgid);
+		REQUIRE(one);
+		REQUIRE(batch.count(tgid));
+		check_same(batch.at(tgid), *one);
+	}
+	// The counts are the workloads': 2N runs, and as many involuntary
+	// switches as the kernel counted (as in the ping-pong test).
+	for (int i = 0; i < 3; ++i) {
+		const SchedCounts &got = batch.at(pids[i]);
+		INFO("ping-pong of " << kRounds[i] << ": runs " << got.runs << " waits " << got.wait_us().total()
+				     << " involuntary " << got.involuntary << "; rusage nivcsw " << reports[i][1]);
+		CHECK(got.runs >= 2u * kRounds[i]);
+		CHECK(got.wait_us().total() >= 2u * kRounds[i] * 95 / 100);
+		const double diff =
+			std::abs(static_cast<double>(got.involuntary) - static_cast<double>(reports[i][1]));
+		CHECK(diff <= 10.0 + 0.05 * static_cast<double>(reports[i][1]));
+	}
+	CHECK(batch.at(pids[0]).runs < batch.at(pids[1]).runs);
+	CHECK(batch.at(pids[1]).runs < batch.at(pids[2]).runs);
+	const SchedCounts &none = batch.at(idle);
+	CHECK(none.runs == 0);
+	CHECK(none.involuntary == 0);
+	CHECK(none.wait_us().total() == 0);
+	// Fewer slots per call: the batch goes on where the last call ended.
+	for (std::size_t per_call : {1, 2, 3, 4, 64}) {
+		INFO(per_call << " slots per call");
+		const auto in_steps = collector.processes(per_call);
+		REQUIRE(in_steps.size() == batch.size());
+		for (const auto &[tgid, counts] : batch) {
+			REQUIRE(in_steps.count(tgid));
+			check_same(in_steps.at(tgid), counts);
+		}
+	}
 }

@@ -104,12 +104,19 @@ private:
 		std::set<int> vm_pids;
 		// The VM list is rediscovered every few seconds: a QEMU that
 		// exited since (or a zombie) is not reported as an idle VM.
-		if (ctx.vms)
+		if (ctx.vms) {
+			std::vector<int> pids;
+			pids.reserve(ctx.vms->size());
 			for (const Vm &vm : *ctx.vms)
-				if (alive_.alive(ctx.root, vm.pid)) {
+				pids.push_back(vm.pid);
+			const std::vector<bool> alive = alive_.alive(ctx.root, pids);
+			for (std::size_t i = 0; i < pids.size(); ++i)
+				if (alive[i]) {
+					const Vm &vm = (*ctx.vms)[i];
 					wanted[vm.pid].push_back(vm.scope());
 					vm_pids.insert(vm.pid);
 				}
+		}
 		alive_.sweep();
 		blame(collector, vm_pids, ctx, snap);
 		for (int pid : pids_)
@@ -117,21 +124,28 @@ private:
 		for (int tgid : collector.selected())
 			if (!wanted.count(tgid))
 				collector.deselect(tgid);
+		std::set<int> refused;
+		for (const auto &[tgid, scopes] : wanted)
+			if (!collector.select(tgid))
+				refused.insert(tgid);
+		// One read for all of them: a lookup each was about half of
+		// this source's cost beside 200 VMs.
+		const std::map<int, SchedCounts> counts_of = collector.processes();
 		for (const auto &[tgid, scopes] : wanted) {
-			if (!collector.select(tgid)) {
+			if (refused.count(tgid)) {
 				for (const auto &scope : scopes)
 					for (const auto &id : sched_ids())
 						snap.add_unavailable(id, scope, UnavailableCode::capacity,
 								     "too many processes selected for BPF");
 				continue;
 			}
-			auto counts = collector.process(tgid);
-			if (!counts)
+			auto counts = counts_of.find(tgid);
+			if (counts == counts_of.end())
 				continue;
-			if (vm_pids.count(tgid) && !pids_wanted(tgid) && !has_data(*counts))
+			if (vm_pids.count(tgid) && !pids_wanted(tgid) && !has_data(counts->second))
 				continue;
 			for (const auto &scope : scopes)
-				add(snap, scope, *counts);
+				add(snap, scope, counts->second);
 		}
 		auto cpus = collector.per_cpu();
 		SchedCounts system;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "hwsig/fd.h"
 
@@ -31,6 +32,10 @@ bool process_alive(const std::string &root, int pid);
 class AliveWatch {
 public:
 	bool alive(const std::string &root, int pid);
+	// The same answer for each of pids, in their order: the kept pidfds
+	// are asked in one poll(), where one each was most of the BPF
+	// scheduler source's cost beside 200 VMs.
+	std::vector<bool> alive(const std::string &root, const std::vector<int> &pids);
 	// Closes the pidfds of processes not asked about since the last sweep().
 	void sweep();
 	std::size_t open_count() const { return watched_.size(); }
