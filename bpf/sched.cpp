@@ -16,6 +16,7 @@
 #include "hwsig/error.h"
 #include "hwsig/mmap.h"
 #include "hwsig_sched.h"
+#include "percpu_batch.h"
 #include "sched.skel.h"
 #include "skeleton.h"
 #include "trace_helpers.h"
@@ -58,20 +59,6 @@ SchedCounts sum_cpus(const hwsig_sched_stats *percpu, int ncpu)
 		t.runs += s.runs;
 	}
 	return to_counts(t);
-}
-
-// The kernel hands out a per-CPU value as ncpu copies of round_up(value
-// size, 8) bytes: a vector of ncpu structs is that layout only if no
-// rounding pads it.
-static_assert(sizeof(hwsig_sched_stats) % 8 == 0);
-
-// BPF_MAP_LOOKUP_BATCH refused, not failed: a kernel before 5.6 does not
-// know the command (EINVAL), one whose map type has no batch operations
-// says ENOTSUPP (the kernel's own 524, which libc does not name).
-bool batch_unsupported(int err)
-{
-	constexpr int kENOTSUPP = 524;
-	return err == EINVAL || err == EOPNOTSUPP || err == kENOTSUPP || err == ENOSYS;
 }
 
 Skeleton<hwsig_sched_bpf> load(BpfAttach how, bool ms)
@@ -135,10 +122,8 @@ struct SchedCollector::Impl {
 	// VM tgid -> its class: its row and column of blame.
 	bpf_detail::VmIndexMap vms{"BPF sched", HWSIG_SCHED_MAX_VMS};
 	Mapping blame_table;
-	bool batch = true; // false once the kernel refused BPF_MAP_LOOKUP_BATCH
-	// read_batch()'s buffers, kept from one interval to the next.
-	std::vector<__u32> keys;
-	std::vector<hwsig_sched_stats> values; // ncpu per key
+	// proc_stats in one call (buffers kept from one interval to the next).
+	bpf_detail::PercpuBatchReader<hwsig_sched_stats> batch{ncpu};
 
 	hwsig_sched_blame *cells() const { return static_cast<hwsig_sched_blame *>(blame_table.data()); }
 
@@ -185,37 +170,7 @@ struct SchedCollector::Impl {
 		return v;
 	}
 
-	bool read_batch(__u32 n, std::size_t per_call);
 };
-
-// proc_stats[0, n) into keys and values, per_call slots per call (0: all).
-// False when the batch lookup failed: the caller reads slot by slot,
-// which either works or says why it does not.
-bool SchedCollector::Impl::read_batch(__u32 n, std::size_t per_call)
-{
-	const int fd = bpf_map__fd(skel->maps.proc_stats);
-	const std::size_t stride = static_cast<std::size_t>(ncpu);
-	keys.resize(n);
-	values.resize(n * stride);
-	const __u32 step = per_call ? static_cast<__u32>(std::min<std::size_t>(per_call, n)) : n;
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0, done = 0;
-	for (bool first = true; done < n; first = false) {
-		__u32 count = std::min(step, n - done);
-		int err = bpf_map_lookup_batch(fd, first ? nullptr : &token, &token, keys.data() + done,
-					       values.data() + done * stride, &count, &opts) ? errno : 0;
-		if (err && err != ENOENT) {
-			if (batch_unsupported(err))
-				batch = false;
-			return false;
-		}
-		done += count;
-		if (err == ENOENT || count == 0)
-			break;
-	}
-	keys.resize(done);
-	return true;
-}
 
 SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)
 {
@@ -308,18 +263,10 @@ std::map<int, SchedCounts> SchedCollector::processes(std::size_t per_call) const
 	for (const auto &[tgid, index] : im.index_of)
 		highest = std::max(highest, index);
 	const __u32 n = highest + 1;
-	std::vector<int> at; // slot -> its position in im.keys, -1 if not read
-	if (im.batch && im.read_batch(n, per_call)) {
-		at.assign(n, -1);
-		for (std::size_t i = 0; i < im.keys.size(); ++i)
-			if (im.keys[i] < n)
-				at[im.keys[i]] = static_cast<int>(i);
-	}
-	const std::size_t stride = static_cast<std::size_t>(im.ncpu);
+	const bool batched = im.batch.read(bpf_map__fd(im.skel->maps.proc_stats), n, per_call);
 	for (const auto &[tgid, index] : im.index_of) {
-		if (!at.empty() && at[index] >= 0) {
-			out.emplace(tgid, sum_cpus(im.values.data() + static_cast<std::size_t>(at[index]) * stride,
-						   im.ncpu));
+		if (const hwsig_sched_stats *percpu = batched ? im.batch.slot(index) : nullptr) {
+			out.emplace(tgid, sum_cpus(percpu, im.ncpu));
 			continue;
 		}
 		const auto percpu = im.read_percpu(im.skel->maps.proc_stats, index);
@@ -330,7 +277,7 @@ std::map<int, SchedCounts> SchedCollector::processes(std::size_t per_call) const
 
 bool SchedCollector::batch_reads() const
 {
-	return impl_->batch;
+	return impl_->batch.supported();
 }
 
 } // namespace hwsig

@@ -12,6 +12,7 @@
 
 #include "hwsig/error.h"
 #include "hwsig_vmio.h"
+#include "percpu_batch.h"
 #include "skeleton.h"
 #include "trace_helpers.h"
 #include "vm_index.h"
@@ -35,6 +36,7 @@ struct VmIoCollector::Impl {
 	Skeleton<hwsig_vmio_bpf> skel;
 	int ncpu = 0;
 	bpf_detail::VmIndexMap vms{"BPF vmio", HWSIG_VMIO_MAX_VMS};
+	mutable bpf_detail::PercpuBatchReader<hwsig_vmio_stats> batch{0}; // vm_io in one call
 
 	void vms_changed() { skel->bss->nr_vms = static_cast<__u32>(vms.size()); }
 	void clear_vm_index(__u32 index);
@@ -50,6 +52,7 @@ VmIoCollector::VmIoCollector()
 	impl_ = std::make_unique<Impl>();
 	impl_->skel = std::move(skel);
 	impl_->ncpu = ncpu;
+	impl_->batch = bpf_detail::PercpuBatchReader<hwsig_vmio_stats>(ncpu);
 }
 
 VmIoCollector::~VmIoCollector() = default;
@@ -96,20 +99,15 @@ std::vector<int> VmIoCollector::watched_vms() const
 	return impl_->vms.tgids();
 }
 
-std::optional<VmIoCounts> VmIoCollector::counts(int tgid) const
+namespace {
+
+// One VM's totals from its per-CPU copies.
+VmIoCounts sum_cpus(const hwsig_vmio_stats *per_cpu, int ncpu)
 {
-	auto found = impl_->vms.find(tgid);
-	if (!found)
-		return std::nullopt;
-	hwsig_vmio_bpf *s = impl_->skel.get();
-	const __u32 index = *found;
-	std::vector<hwsig_vmio_stats> per_cpu(static_cast<std::size_t>(impl_->ncpu));
-	if (bpf_map__lookup_elem(s->maps.vm_io, &index, sizeof index, per_cpu.data(),
-				 per_cpu.size() * sizeof per_cpu[0], 0))
-		throw_errno("BPF vmio: reading a VM's counts");
 	VmIoCounts c;
 	std::vector<std::uint64_t> slots(HWSIG_VMIO_TIME_SLOTS, 0);
-	for (const auto &p : per_cpu) {
+	for (int cpu = 0; cpu < ncpu; ++cpu) {
+		const hwsig_vmio_stats &p = per_cpu[cpu];
 		c.reads += p.reads;
 		c.writes += p.writes;
 		c.read_bytes += p.read_bytes;
@@ -119,22 +117,78 @@ std::optional<VmIoCounts> VmIoCollector::counts(int tgid) const
 			slots[i] += p.latency[i];
 	}
 	c.latency_us = Histogram::from_slots(Histogram::Layout::Log2, slots.data(), slots.size());
+	return c;
+}
+
+std::vector<hwsig_vmio_stats> read_vm(hwsig_vmio_bpf *s, __u32 index, int ncpu)
+{
+	std::vector<hwsig_vmio_stats> per_cpu(static_cast<std::size_t>(ncpu));
+	if (bpf_map__lookup_elem(s->maps.vm_io, &index, sizeof index, per_cpu.data(),
+				 per_cpu.size() * sizeof per_cpu[0], 0))
+		throw_errno("BPF vmio: reading a VM's counts");
+	return per_cpu;
+}
+
+// The (VM, disk) pairs of the VMs `of` names (index -> its counts), in one
+// pass over the pairs.
+template <typename Of> void add_pairs(hwsig_vmio_bpf *s, int ncpu, Of &&of)
+{
 	hwsig_vmio_pair key{}, next{};
-	std::vector<hwsig_vmio_pair_stats> pair(static_cast<std::size_t>(impl_->ncpu));
+	std::vector<hwsig_vmio_pair_stats> pair(static_cast<std::size_t>(ncpu));
 	for (void *prev = nullptr; !bpf_map__get_next_key(s->maps.vm_dev_io, prev, &next, sizeof next); prev = &key) {
 		key = next;
-		if (next.vm != index)
+		VmIoCounts *c = of(next.vm);
+		if (!c)
 			continue;
 		if (bpf_map__lookup_elem(s->maps.vm_dev_io, &next, sizeof next, pair.data(),
 					 pair.size() * sizeof pair[0], 0))
 			continue; // removed meanwhile
-		auto &d = c.by_dev[next.dev];
+		auto &d = c->by_dev[next.dev];
 		for (const auto &p : pair) {
 			d.first += p.reads;
 			d.second += p.writes;
 		}
 	}
+}
+
+} // namespace
+
+std::optional<VmIoCounts> VmIoCollector::counts(int tgid) const
+{
+	auto found = impl_->vms.find(tgid);
+	if (!found)
+		return std::nullopt;
+	hwsig_vmio_bpf *s = impl_->skel.get();
+	const __u32 index = *found;
+	VmIoCounts c = sum_cpus(read_vm(s, index, impl_->ncpu).data(), impl_->ncpu);
+	add_pairs(s, impl_->ncpu, [&](__u32 vm) { return vm == index ? &c : nullptr; });
 	return c;
+}
+
+std::map<int, VmIoCounts> VmIoCollector::all_counts() const
+{
+	Impl &im = *impl_;
+	hwsig_vmio_bpf *s = im.skel.get();
+	std::map<int, VmIoCounts> out;
+	const auto tgids = im.vms.tgids();
+	if (tgids.empty())
+		return out;
+	// watch() hands out the lowest free index: those in use lie in
+	// [0, highest], and the array's slots above are not copied out.
+	__u32 highest = 0;
+	for (int tgid : tgids)
+		highest = std::max(highest, *im.vms.find(tgid));
+	const bool batched = im.batch.read(bpf_map__fd(s->maps.vm_io), highest + 1);
+	std::vector<VmIoCounts *> at(highest + 1, nullptr); // index -> its VM's counts
+	for (int tgid : tgids) {
+		const __u32 index = *im.vms.find(tgid);
+		const hwsig_vmio_stats *per_cpu = batched ? im.batch.slot(index) : nullptr;
+		VmIoCounts &c = out[tgid];
+		c = per_cpu ? sum_cpus(per_cpu, im.ncpu) : sum_cpus(read_vm(s, index, im.ncpu).data(), im.ncpu);
+		at[index] = &c;
+	}
+	add_pairs(s, im.ncpu, [&](__u32 vm) { return vm < at.size() ? at[vm] : nullptr; });
+	return out;
 }
 
 } // namespace hwsig

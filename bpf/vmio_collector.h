@@ -35,6 +35,10 @@ public:
 	void unwatch_vm(int tgid);
 	std::vector<int> watched_vms() const;
 	std::optional<VmIoCounts> counts(int tgid) const;
+	// Every watched VM's counts, by tgid: what counts() gives each, in one
+	// batch read of the per-VM array and one pass over the (VM, disk)
+	// pairs instead of one of each per VM.
+	std::map<int, VmIoCounts> all_counts() const;
 
 private:
 	struct Impl;

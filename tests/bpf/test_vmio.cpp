@@ -87,6 +87,23 @@ TEST_CASE("vmio: each VM's requests counted exactly, and its share of the disk",
 	// exactly as the counts are exact.
 	const double share = static_cast<double>(a->by_dev.at(loop.kdev()).first) / (kAggressor + kVictim + kOther);
 	CHECK(std::abs(share - 2.0 / 3.0) <= 0.02);
+	// All at once (one batch read, one pass over the pairs): the same.
+	const auto all = collector.all_counts();
+	REQUIRE(all.size() == 2);
+	for (const auto &[pid, one] : {std::pair{aggressor, *a}, std::pair{victim, *v}}) {
+		INFO("pid " << pid);
+		REQUIRE(all.count(pid));
+		const VmIoCounts &b = all.at(pid);
+		CHECK(b.reads == one.reads);
+		CHECK(b.writes == one.writes);
+		CHECK(b.read_bytes == one.read_bytes);
+		CHECK(b.write_bytes == one.write_bytes);
+		CHECK(b.untimed == one.untimed);
+		CHECK(b.latency_us.counts == one.latency_us.counts);
+		CHECK(b.by_dev == one.by_dev);
+	}
+	CHECK(all.at(aggressor).reads == kAggressor);
+	CHECK(all.at(victim).reads == kVictim);
 	// Unwatched: no counts; its index reused from zero.
 	collector.unwatch_vm(victim);
 	CHECK_FALSE(collector.counts(victim));
@@ -95,6 +112,12 @@ TEST_CASE("vmio: each VM's requests counted exactly, and its share of the disk",
 	REQUIRE(o);
 	CHECK(o->reads == 0);
 	CHECK(o->by_dev.empty());
+	const auto after = collector.all_counts();
+	CHECK(after.count(victim) == 0);
+	REQUIRE(after.count(other) == 1);
+	CHECK(after.at(other).reads == 0);
+	CHECK(after.at(other).by_dev.empty());
+	CHECK(after.at(aggressor).reads == kAggressor);
 }
 
 TEST_CASE("bpf.vmio source: io.* at vm:NAME and vm:NAME/dev:DISK, nothing without VMs", "[vmio][block][source]")
