@@ -7,6 +7,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <exception>
 #include <map>
@@ -129,6 +130,7 @@ private:
 			return;
 		}
 		double delay_sum = 0, slices_sum = 0, run_sum = 0;
+		vcpu_stats_.clear();
 		for (int tid : vm.vcpu_tids) {
 			VcpuTask &task = task_of(ctx, vm, tid);
 			TaskSchedstat stat;
@@ -140,12 +142,8 @@ private:
 			delay_sum += static_cast<double>(stat.run_delay_ns);
 			slices_sum += static_cast<double>(stat.timeslices);
 			run_sum += static_cast<double>(stat.on_cpu_ns);
-			if (!task.scope.empty()) {
-				snap.add_counter(series::kVcpuRunDelayNs, task.scope, static_cast<double>(stat.run_delay_ns),
-						 "procfs");
-				snap.add_counter(series::kVcpuRunNs, task.scope, static_cast<double>(stat.on_cpu_ns),
-						 "procfs");
-			}
+			if (!task.scope.empty())
+				vcpu_stats_.emplace_back(&task.scope, stat);
 		}
 		snap.add_counter(series::kSchedstatRunDelayNs, scope, delay_sum, "procfs");
 		snap.add_counter(series::kSchedstatTimeslices, scope, slices_sum, "procfs");
@@ -153,12 +151,22 @@ private:
 		snap.add_gauge(series::kVmVcpus, scope, static_cast<double>(vm.vcpu_tids.size()), "procfs");
 		// The VM's mean per vCPU compares only with a mean over the same
 		// threads: a vCPU added or gone leaves that one snapshot without it.
+		// Added before its vCPUs' (vm:NAME sorts before vm:NAME/vcpu:N):
+		// in the order the snapshot keeps them, each is refilled in place.
 		vcpus_now[vm.pid] = vm.vcpu_tids;
 		auto last = vcpus_last_.find(vm.pid);
 		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids) {
 			snap.add_counter(series::kVcpuRunDelayNs, scope,
 					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
 			snap.add_counter(series::kVcpuRunNs, scope, run_sum, "procfs");
+		}
+		// And in the snapshot's order among themselves: vcpu:10 before vcpu:2.
+		std::sort(vcpu_stats_.begin(), vcpu_stats_.end(),
+			  [](const auto &a, const auto &b) { return *a.first < *b.first; });
+		for (const auto &[vcpu_scope, stat] : vcpu_stats_) {
+			snap.add_counter(series::kVcpuRunDelayNs, *vcpu_scope, static_cast<double>(stat.run_delay_ns),
+					 "procfs");
+			snap.add_counter(series::kVcpuRunNs, *vcpu_scope, static_cast<double>(stat.on_cpu_ns), "procfs");
 		}
 	}
 
@@ -291,6 +299,7 @@ private:
 	std::unique_ptr<TaskSchedReader> reader_;
 	bool reader_failed_ = false;
 	std::vector<std::pair<int, int>> tasks_asked_;    // scratch: every VM's (pid, vCPU tid)
+	std::vector<std::pair<const std::string *, TaskSchedstat>> vcpu_stats_; // scratch: one VM's, by vCPU scope
 	std::unordered_map<int, TaskSchedstat> batch_;    // this round's, from reader_   // VM pid -> its vCPU tids last round
 };
 
