@@ -57,13 +57,13 @@ public:
 		std::set<int> tids_now;
 		std::set<std::string> scopes_now;
 		for (const Vm &vm : *ctx.vms) {
-			scopes_now.insert(vm.scope());
+			const std::string &scope = *scopes_now.insert(vm.scope()).first;
 			if (vm.vcpu_tids.empty()) {
-				unavailable(snap, vm.scope(), UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') to count on");
+				unavailable(snap, scope, UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') to count on");
 				continue;
 			}
 			if (!problem_.empty()) {
-				unavailable(snap, vm.scope(), problem_code_, problem_);
+				unavailable(snap, scope, problem_code_, problem_);
 				continue;
 			}
 			collect_vm(vm, snap, tids_now);
@@ -112,7 +112,7 @@ private:
 
 	void unavailable(Snapshot &snap, const std::string &scope, UnavailableCode code, const std::string &why)
 	{
-		for (const auto &id : provides())
+		for (const auto &id : kVmMetrics)
 			snap.add_unavailable(id, scope, code, why);
 	}
 
