@@ -50,15 +50,17 @@ struct VcpuCollector::Impl {
 	Skeleton<hwsig_vcpu_bpf> skel;
 	VcpuPass pass = VcpuPass::Walk;
 	std::unordered_map<int, int> wanted; // walk: the map's tid -> tgid
-	std::unordered_map<int, int> asked;  // walk: scratch, this read's
+	std::unordered_map<int, int> asked;  // walk: scratch, this read's tid -> tgid
+	std::unordered_map<int, std::size_t> place; // walk: scratch, tid -> its index in tasks
+	std::vector<std::size_t> asked_at; // look-up: scratch, list slot -> its index in tasks
 	std::vector<char> buf = std::vector<char>(64 * 1024);
 
 	// Look-up: binds the iterator to this process's main thread, which
 	// lives as long as the process (the thread that reads may not).
 	void bind();
 	void sync(const std::vector<std::pair<int, int>> &tasks);
-	void read_walk(std::unordered_map<int, VcpuSched> &out);
-	void read_look_up(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, VcpuSched> &out);
+	void read_walk(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<VcpuSched>> &out);
+	void read_look_up(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<VcpuSched>> &out);
 	// One pass of the iterator, every record it wrote handed to on_record.
 	template <typename OnRecord> void run_pass(bpf_link *link, OnRecord &&on_record);
 };
@@ -169,27 +171,36 @@ template <typename OnRecord> void VcpuCollector::Impl::run_pass(bpf_link *link, 
 	}
 }
 
-void VcpuCollector::Impl::read_walk(std::unordered_map<int, VcpuSched> &out)
+void VcpuCollector::Impl::read_walk(const std::vector<std::pair<int, int>> &tasks,
+				    std::vector<std::optional<VcpuSched>> &out)
 {
 	if (wanted.empty())
 		return;
+	place.clear();
+	for (std::size_t i = 0; i < tasks.size(); ++i)
+		place.emplace(tasks[i].second, i);
 	run_pass(skel->links.dump_vcpus, [&](const hwsig_vcpu_record &r) {
-		out[static_cast<int>(r.tid)] = {r.on_cpu_ns, r.run_delay_ns, r.timeslices};
+		auto it = place.find(static_cast<int>(r.tid));
+		if (it != place.end() && static_cast<__u32>(tasks[it->second].first) == r.tgid)
+			out[it->second] = VcpuSched{r.on_cpu_ns, r.run_delay_ns, r.timeslices};
 	});
 }
 
 void VcpuCollector::Impl::read_look_up(const std::vector<std::pair<int, int>> &tasks,
-				       std::unordered_map<int, VcpuSched> &out)
+				       std::vector<std::optional<VcpuSched>> &out)
 {
 	auto *bss = skel->bss;
 	__u32 n = 0;
-	for (const auto &[pid, tid] : tasks) {
+	asked_at.clear();
+	for (std::size_t i = 0; i < tasks.size(); ++i) {
+		const auto [pid, tid] = tasks[i];
 		if (pid <= 0 || tid <= 0)
 			continue;
 		if (n == HWSIG_VCPU_MAX_TASKS)
 			break;
 		bss->wanted_tids[n] = static_cast<__u32>(tid);
 		bss->wanted_tgids[n] = static_cast<__u32>(pid);
+		asked_at.push_back(i);
 		++n;
 	}
 	bss->nr_wanted = n;
@@ -204,19 +215,19 @@ void VcpuCollector::Impl::read_look_up(const std::vector<std::pair<int, int>> &t
 	for (__u32 i = 0; i < n; ++i) {
 		const hwsig_vcpu_record &r = bss->results[i];
 		if (r.tid)
-			out[static_cast<int>(r.tid)] = {r.on_cpu_ns, r.run_delay_ns, r.timeslices};
+			out[asked_at[i]] = VcpuSched{r.on_cpu_ns, r.run_delay_ns, r.timeslices};
 	}
 }
 
-void VcpuCollector::read(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, VcpuSched> &out)
+void VcpuCollector::read(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<VcpuSched>> &out)
 {
-	out.clear();
+	out.assign(tasks.size(), std::nullopt);
 	if (impl_->pass == VcpuPass::LookUp) {
 		impl_->read_look_up(tasks, out);
 		return;
 	}
 	impl_->sync(tasks);
-	impl_->read_walk(out);
+	impl_->read_walk(tasks, out);
 }
 
 } // namespace hwsig

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,12 +32,12 @@ public:
 	VcpuCollector(VcpuCollector &&) noexcept;
 	VcpuCollector &operator=(VcpuCollector &&) noexcept;
 
-	// The accounting of these threads now, by tid, each given with its
-	// process (pid, tid); a thread that exited, or whose tid another
-	// process has now, is absent. Past HWSIG_VCPU_MAX_TASKS threads, the
-	// rest are absent too. Throws hwsig::Error when the map update or the
-	// read fails.
-	void read(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, VcpuSched> &out);
+	// The accounting of these threads now, each given with its process
+	// (pid, tid): out[i] is tasks[i]'s, or empty for a thread that exited
+	// or whose tid another process has now. Past HWSIG_VCPU_MAX_TASKS
+	// threads, the rest are empty too. Throws hwsig::Error when the map
+	// update or the read fails.
+	void read(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<VcpuSched>> &out);
 
 private:
 	struct Impl;

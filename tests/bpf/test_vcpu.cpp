@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -81,16 +82,21 @@ private:
 class CountingReader final : public TaskSchedReader {
 public:
 	explicit CountingReader(std::size_t &reported) : reported_(reported), inner_(open_bpf_task_sched_reader()) {}
-	void read(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, TaskSchedstat> &out) override
+	void read(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<TaskSchedstat>> &out) override
 	{
 		inner_->read(tasks, out);
-		reported_ += out.size();
+		reported_ += static_cast<std::size_t>(std::count_if(out.begin(), out.end(), [](const auto &t) { return t.has_value(); }));
 	}
 
 private:
 	std::size_t &reported_;
 	std::unique_ptr<TaskSchedReader> inner_;
 };
+
+std::size_t reported(const std::vector<std::optional<VcpuSched>> &got)
+{
+	return static_cast<std::size_t>(std::count_if(got.begin(), got.end(), [](const auto &v) { return v.has_value(); }));
+}
 
 TaskSchedstat from_file(int pid, int tid)
 {
@@ -131,25 +137,30 @@ TEST_CASE("BPF vcpu: a parked thread's accounting equals its schedstat file", "[
 	VcpuCollector &collector = *made;
 	ParkedThread a, b;
 	const int pid = ::getpid();
-	std::unordered_map<int, VcpuSched> got;
+	std::vector<std::optional<VcpuSched>> got;
 	collector.read({{pid, a.tid()}, {pid, b.tid()}}, got);
 	REQUIRE(got.size() == 2);
-	for (int tid : {a.tid(), b.tid()}) {
+	CHECK(reported(got) == 2);
+	for (std::size_t i = 0; i < 2; ++i) {
+		const int tid = i == 0 ? a.tid() : b.tid();
 		INFO("tid " << tid);
+		REQUIRE(got[i]);
 		const TaskSchedstat file = from_file(pid, tid);
 		REQUIRE(file.error.empty());
 		CHECK(file.on_cpu_ns >= 10'000'000u); // it spun 30 ms
-		CHECK(got[tid].on_cpu_ns == file.on_cpu_ns);
-		CHECK(got[tid].run_delay_ns == file.run_delay_ns);
-		CHECK(got[tid].timeslices == file.timeslices);
+		CHECK(got[i]->on_cpu_ns == file.on_cpu_ns);
+		CHECK(got[i]->run_delay_ns == file.run_delay_ns);
+		CHECK(got[i]->timeslices == file.timeslices);
 	}
 	// Only what is asked for: b alone now, then a tid given with another
 	// process (a reused tid) is not reported.
 	collector.read({{pid, b.tid()}}, got);
-	CHECK(got.size() == 1);
-	CHECK(got.count(b.tid()) == 1);
+	REQUIRE(got.size() == 1);
+	REQUIRE(got[0]);
+	CHECK(got[0]->on_cpu_ns == from_file(pid, b.tid()).on_cpu_ns);
 	collector.read({{pid + 1, a.tid()}}, got);
-	CHECK(got.empty());
+	REQUIRE(got.size() == 1);
+	CHECK_FALSE(got[0]);
 }
 
 TEST_CASE("BPF vcpu: a thread that exited is absent", "[bpf][vcpu]")
@@ -163,10 +174,11 @@ TEST_CASE("BPF vcpu: a thread that exited is absent", "[bpf][vcpu]")
 	int gone = 0;
 	std::thread([&] { gone = static_cast<int>(::syscall(SYS_gettid)); }).join();
 	ParkedThread alive;
-	std::unordered_map<int, VcpuSched> got;
+	std::vector<std::optional<VcpuSched>> got;
 	collector.read({{::getpid(), gone}, {::getpid(), alive.tid()}}, got);
-	CHECK(got.count(gone) == 0);
-	CHECK(got.count(alive.tid()) == 1);
+	REQUIRE(got.size() == 2);
+	CHECK_FALSE(got[0]);
+	CHECK(got[1]);
 }
 
 TEST_CASE("BPF vcpu: each of many threads gets its own figures, in either pass", "[bpf][vcpu]")
@@ -183,31 +195,44 @@ TEST_CASE("BPF vcpu: each of many threads gets its own figures, in either pass",
 	std::vector<std::pair<int, int>> asked;
 	for (const auto &t : threads)
 		asked.emplace_back(pid, t->tid());
-	std::unordered_map<int, VcpuSched> got;
+	std::vector<std::optional<VcpuSched>> got;
 	made->read(asked, got);
 	REQUIRE(got.size() == threads.size());
-	for (const auto &t : threads) {
-		INFO("tid " << t->tid());
-		const TaskSchedstat file = from_file(pid, t->tid());
-		CHECK(got[t->tid()].on_cpu_ns == file.on_cpu_ns);
-		CHECK(got[t->tid()].run_delay_ns == file.run_delay_ns);
-		CHECK(got[t->tid()].timeslices == file.timeslices);
+	CHECK(reported(got) == threads.size());
+	for (std::size_t i = 0; i < threads.size(); ++i) {
+		INFO("tid " << threads[i]->tid());
+		REQUIRE(got[i]);
+		const TaskSchedstat file = from_file(pid, threads[i]->tid());
+		CHECK(got[i]->on_cpu_ns == file.on_cpu_ns);
+		CHECK(got[i]->run_delay_ns == file.run_delay_ns);
+		CHECK(got[i]->timeslices == file.timeslices);
 	}
-	// The list shrinks: only what is asked now.
-	asked.resize(3);
-	made->read(asked, got);
-	CHECK(got.size() == 3);
+	// The list shrinks, in another order: only what is asked now, each in
+	// its place.
+	std::vector<std::pair<int, int>> few = {asked[5], asked[0], asked[9]};
+	made->read(few, got);
+	REQUIRE(got.size() == 3);
+	CHECK(reported(got) == 3);
+	for (std::size_t i = 0; i < few.size(); ++i) {
+		REQUIRE(got[i]);
+		CHECK(got[i]->on_cpu_ns == from_file(pid, few[i].second).on_cpu_ns);
+	}
 }
 
 TEST_CASE("BPF vcpu: the schedstat source gives the files' figures through the iterator", "[bpf][vcpu]")
 {
 	require_root();
-	ParkedThread t0, t1, t2;
+	ParkedThread t0, t1, t2, u0, u1;
+	// Two "VMs" of this process, one after the other in the batch: each
+	// must get its own threads' figures, not its neighbour's.
 	Vm vm;
 	vm.pid = ::getpid();
 	vm.name = "self";
 	vm.vcpu_tids = {t0.tid(), t1.tid(), t2.tid()};
-	const std::vector<Vm> vms = {vm};
+	Vm other = vm;
+	other.name = "self2";
+	other.vcpu_tids = {u0.tid(), u1.tid()};
+	const std::vector<Vm> vms = {vm, other};
 	std::size_t reported = 0;
 	auto through_bpf = make_schedstat_source(
 		[&]() -> std::unique_ptr<TaskSchedReader> { return std::make_unique<CountingReader>(reported); });
@@ -218,14 +243,16 @@ TEST_CASE("BPF vcpu: the schedstat source gives the files' figures through the i
 	Snapshot a, b;
 	through_bpf->collect(ctx, a);
 	through_files->collect(ctx, b);
-	CHECK(reported == 3); // all three threads through the iterator
-	for (const char *name : {series::kSchedstatRunDelayNs, series::kSchedstatRunNs, series::kSchedstatTimeslices}) {
-		INFO(name);
-		const auto *x = a.counter(name, "vm:self");
-		const auto *y = b.counter(name, "vm:self");
-		REQUIRE(x);
-		REQUIRE(y);
-		CHECK(x->value == y->value);
-		CHECK(x->value > 0);
-	}
+	CHECK(reported == 5); // all five threads through the iterator
+	for (const char *scope : {"vm:self", "vm:self2"})
+		for (const char *name : {series::kSchedstatRunDelayNs, series::kSchedstatRunNs,
+					 series::kSchedstatTimeslices, series::kVcpuRunNs}) {
+			const auto *x = a.counter(name, scope);
+			const auto *y = b.counter(name, scope);
+			INFO(name << " at " << scope);
+			REQUIRE(x);
+			REQUIRE(y);
+			CHECK(x->value == y->value);
+			CHECK(x->value > 0);
+		}
 }

@@ -12,22 +12,23 @@ namespace {
 
 class BpfTaskSchedReader final : public TaskSchedReader {
 public:
-	void read(const std::vector<std::pair<int, int>> &tasks, std::unordered_map<int, TaskSchedstat> &out) override
+	void read(const std::vector<std::pair<int, int>> &tasks, std::vector<std::optional<TaskSchedstat>> &out) override
 	{
 		collector_.read(tasks, got_);
-		out.clear();
-		out.reserve(got_.size());
-		for (const auto &[tid, v] : got_) {
-			TaskSchedstat &t = out[tid];
-			t.on_cpu_ns = v.on_cpu_ns;
-			t.run_delay_ns = v.run_delay_ns;
-			t.timeslices = v.timeslices;
+		out.assign(got_.size(), std::nullopt);
+		for (std::size_t i = 0; i < got_.size(); ++i) {
+			if (!got_[i])
+				continue;
+			TaskSchedstat &t = out[i].emplace();
+			t.on_cpu_ns = got_[i]->on_cpu_ns;
+			t.run_delay_ns = got_[i]->run_delay_ns;
+			t.timeslices = got_[i]->timeslices;
 		}
 	}
 
 private:
 	VcpuCollector collector_; // loads and attaches in the constructor (throws)
-	std::unordered_map<int, VcpuSched> got_;
+	std::vector<std::optional<VcpuSched>> got_;
 };
 
 } // namespace

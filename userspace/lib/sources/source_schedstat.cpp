@@ -45,9 +45,13 @@ public:
 		collect_cpus(snap);
 		read_batch(ctx);
 		std::map<int, std::vector<int>> vcpus_now;
+		// batch_ holds every VM's vCPUs in turn (read_batch()).
+		std::size_t batch_at = 0;
 		if (ctx.vms)
-			for (const auto &vm : *ctx.vms)
-				collect_vm(ctx, vm, snap, vcpus_now);
+			for (const auto &vm : *ctx.vms) {
+				collect_vm(ctx, vm, batch_at, snap, vcpus_now);
+				batch_at += vm.vcpu_tids.size();
+			}
 		if (!ctx.vms || ctx.vms->empty())
 			for (const char *id : {kVcpuWait, kVcpuCpus})
 				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
@@ -118,7 +122,9 @@ private:
 
 	// A VM's figure is the sum over all its vCPU threads; one unreadable
 	// thread makes the sum incomparable with the last one, so no value.
-	void collect_vm(const SourceContext &ctx, const Vm &vm, Snapshot &snap, std::map<int, std::vector<int>> &vcpus_now)
+	// batch_at: where vm's vCPUs start in batch_, when it was read.
+	void collect_vm(const SourceContext &ctx, const Vm &vm, std::size_t batch_at, Snapshot &snap,
+			std::map<int, std::vector<int>> &vcpus_now)
 	{
 		const std::string scope = vm.scope();
 		auto unavailable = [&](UnavailableCode code, const std::string &reason) {
@@ -131,11 +137,12 @@ private:
 		}
 		double delay_sum = 0, slices_sum = 0, run_sum = 0;
 		vcpu_stats_.clear();
-		for (int tid : vm.vcpu_tids) {
+		for (std::size_t i = 0; i < vm.vcpu_tids.size(); ++i) {
+			const int tid = vm.vcpu_tids[i];
 			VcpuTask &task = task_of(ctx, vm, tid);
 			TaskSchedstat stat;
-			if (auto it = batch_.find(tid); it != batch_.end()) {
-				stat = it->second;
+			if (batch_at + i < batch_.size() && batch_[batch_at + i]) {
+				stat = *batch_[batch_at + i];
 			} else if (!read_file_of(ctx, vm, tid, task, stat, unavailable)) {
 				return;
 			}
@@ -300,7 +307,7 @@ private:
 	bool reader_failed_ = false;
 	std::vector<std::pair<int, int>> tasks_asked_;    // scratch: every VM's (pid, vCPU tid)
 	std::vector<std::pair<const std::string *, TaskSchedstat>> vcpu_stats_; // scratch: one VM's, by vCPU scope
-	std::unordered_map<int, TaskSchedstat> batch_;    // this round's, from reader_   // VM pid -> its vCPU tids last round
+	std::vector<std::optional<TaskSchedstat>> batch_; // this round's, from reader_: tasks_asked_'s
 };
 
 } // namespace
