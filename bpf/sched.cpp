@@ -169,7 +169,6 @@ struct SchedCollector::Impl {
 			throw_errno("BPF sched: reading " + std::string(bpf_map__name(map)));
 		return v;
 	}
-
 };
 
 SchedCollector::SchedCollector(BpfAttach how, bool milliseconds)

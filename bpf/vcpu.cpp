@@ -49,9 +49,8 @@ Skeleton<hwsig_vcpu_bpf> load(VcpuPass pass)
 struct VcpuCollector::Impl {
 	Skeleton<hwsig_vcpu_bpf> skel;
 	VcpuPass pass = VcpuPass::Walk;
-	std::unordered_map<int, int> wanted; // walk: the map's tid -> tgid
-	std::unordered_map<int, int> asked;  // walk: scratch, this read's tid -> tgid
-	std::unordered_map<int, std::size_t> place; // walk: scratch, tid -> its index in tasks
+	std::unordered_map<int, int> wanted;        // walk: the map's tid -> tgid
+	std::unordered_map<int, std::size_t> place; // walk: scratch, this read's tid -> its index in tasks
 	std::vector<std::size_t> asked_at; // look-up: scratch, list slot -> its index in tasks
 	std::vector<char> buf = std::vector<char>(64 * 1024);
 
@@ -116,12 +115,14 @@ void VcpuCollector::Impl::bind()
 void VcpuCollector::Impl::sync(const std::vector<std::pair<int, int>> &tasks)
 {
 	bpf_map *map = skel->maps.wanted;
-	asked.clear();
-	for (const auto &[pid, tid] : tasks)
-		if (pid > 0 && tid > 0 && asked.size() < HWSIG_VCPU_MAX_TASKS)
-			asked.emplace(tid, pid);
+	place.clear();
+	for (std::size_t i = 0; i < tasks.size(); ++i) {
+		const auto [pid, tid] = tasks[i];
+		if (pid > 0 && tid > 0 && place.size() < HWSIG_VCPU_MAX_TASKS)
+			place.emplace(tid, i);
+	}
 	for (auto it = wanted.begin(); it != wanted.end();) {
-		if (asked.count(it->first)) {
+		if (place.count(it->first)) {
 			++it;
 			continue;
 		}
@@ -130,7 +131,8 @@ void VcpuCollector::Impl::sync(const std::vector<std::pair<int, int>> &tasks)
 			throw_errno("BPF vcpu: forgetting a thread");
 		it = wanted.erase(it);
 	}
-	for (const auto &[tid, pid] : asked) {
+	for (const auto &[tid, at] : place) {
+		const int pid = tasks[at].first;
 		auto it = wanted.find(tid);
 		if (it != wanted.end() && it->second == pid)
 			continue;
@@ -176,9 +178,7 @@ void VcpuCollector::Impl::read_walk(const std::vector<std::pair<int, int>> &task
 {
 	if (wanted.empty())
 		return;
-	place.clear();
-	for (std::size_t i = 0; i < tasks.size(); ++i)
-		place.emplace(tasks[i].second, i);
+	// place: sync()'s, this read's.
 	run_pass(skel->links.dump_vcpus, [&](const hwsig_vcpu_record &r) {
 		auto it = place.find(static_cast<int>(r.tid));
 		if (it != place.end() && static_cast<__u32>(tasks[it->second].first) == r.tgid)

@@ -124,24 +124,21 @@ private:
 		for (int tgid : collector.selected())
 			if (!wanted.count(tgid))
 				collector.deselect(tgid);
-		std::set<int> refused;
 		for (const auto &[tgid, scopes] : wanted)
-			if (!collector.select(tgid))
-				refused.insert(tgid);
+			collector.select(tgid);
 		// One read for all of them: a lookup each was about half of
-		// this source's cost beside 200 VMs.
+		// this source's cost beside 200 VMs. A process select() refused
+		// (no slot left) is not among them.
 		const std::map<int, SchedCounts> counts_of = collector.processes();
 		for (const auto &[tgid, scopes] : wanted) {
-			if (refused.count(tgid)) {
+			auto counts = counts_of.find(tgid);
+			if (counts == counts_of.end()) {
 				for (const auto &scope : scopes)
 					for (const auto &id : sched_ids())
 						snap.add_unavailable(id, scope, UnavailableCode::capacity,
 								     "too many processes selected for BPF");
 				continue;
 			}
-			auto counts = counts_of.find(tgid);
-			if (counts == counts_of.end())
-				continue;
 			if (vm_pids.count(tgid) && !pids_wanted(tgid) && !has_data(counts->second))
 				continue;
 			for (const auto &scope : scopes)
