@@ -312,6 +312,39 @@ TEST_CASE("percentile rule: ranks on and beside slot boundaries, every layout", 
 	}
 }
 
+TEST_CASE("a percentile in the lowest log2 slot is an upper bound, not an interpolation", "[derive][exact]")
+{
+	// 4,002 requests all in [0, 2) us (issue 34, item 6): p50 and p99 are
+	// "< 2", flagged; a p99 above the slot stays an estimate.
+	Snapshot a = at(0), b = at(1);
+	Histogram h0, h1;
+	h0.counts = {2, 0, 0};
+	h1.counts = {4004, 0, 0};
+	a.add_histogram(series::kIoQueueUs, "dev:loop0", h0, "bpf");
+	b.add_histogram(series::kIoQueueUs, "dev:loop0", h1, "bpf");
+	Histogram w0, w1;
+	w0.counts = {0, 0, 0, 0};
+	w1.counts = {90, 0, 0, 10}; // p50 in [0, 2), p99 in [8, 16)
+	a.add_histogram(series::kRunqWaitUs, "system", w0, "bpf");
+	b.add_histogram(series::kRunqWaitUs, "system", w1, "bpf");
+	auto iv = checked_derive(a, b, {});
+	for (const char *id : {"io.queue_p50_us", "io.queue_p99_us"}) {
+		INFO(id);
+		const Metric *m = find(iv, id, "dev:loop0");
+		REQUIRE(m);
+		CHECK(m->value == 2.0);
+		CHECK(m->upper_bound);
+	}
+	const Metric *p50 = find(iv, "sched.runq_wait_p50_us", "system");
+	const Metric *p99 = find(iv, "sched.runq_wait_p99_us", "system");
+	REQUIRE(p50);
+	REQUIRE(p99);
+	CHECK(p50->upper_bound);
+	CHECK(p50->value == 2.0);
+	CHECK_FALSE(p99->upper_bound);
+	CHECK(p99->value == Approx(8.0 + 8.0 * 9.0 / 10.0));
+}
+
 TEST_CASE("a value beats a source's note for the same id and scope", "[derive]")
 {
 	// THP was "never" when the source looked, but the counters moved in the

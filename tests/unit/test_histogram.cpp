@@ -33,6 +33,38 @@ TEST_CASE("percentile interpolates inside the slot", "[histogram]")
 	CHECK_FALSE(percentile(h, 1.5));
 }
 
+TEST_CASE("a percentile in the lowest log2 slot is its upper bound, marked", "[histogram]")
+{
+	// 4,002 requests all under 2 us: nothing tells them apart, so p50 and
+	// p99 are "< 2", not 1.00 and 1.98 (issue 34, item 6).
+	Histogram all_low = log2_hist({4002, 0, 0});
+	for (double q : {0.0, 0.01, 0.5, 0.99, 1.0}) {
+		auto v = quantile(all_low, q);
+		REQUIRE(v);
+		CHECK(v->value == 2.0);
+		CHECK(v->upper_bound);
+		CHECK(*percentile(all_low, q) == 2.0);
+	}
+	// 60 in slot 0, 40 in [4,8): p50 is a bound, p90 an estimate.
+	Histogram mixed = log2_hist({60, 0, 40});
+	CHECK(quantile(mixed, 0.5)->upper_bound);
+	CHECK(quantile(mixed, 0.6)->upper_bound);
+	auto p90 = quantile(mixed, 0.9);
+	CHECK_FALSE(p90->upper_bound);
+	CHECK(p90->value == Approx(4.0 + 4.0 * 30.0 / 40.0));
+	// Exact layouts have no such slot: slot 0 holds exactly 0.
+	Histogram linear;
+	linear.layout = Histogram::Layout::Linear;
+	linear.counts = {5};
+	CHECK(quantile(linear, 0.5)->value == 0.0);
+	CHECK_FALSE(quantile(linear, 0.5)->upper_bound);
+	Histogram depths;
+	depths.layout = Histogram::Layout::LinearLog2;
+	depths.counts = {5, 5};
+	CHECK(quantile(depths, 0.99)->value == 1.0);
+	CHECK_FALSE(quantile(depths, 0.01)->upper_bound);
+}
+
 TEST_CASE("linear percentiles are exact", "[histogram]")
 {
 	Histogram h;

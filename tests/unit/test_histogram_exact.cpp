@@ -42,11 +42,15 @@ TEST_CASE("log2 percentile: rank on, below and above a slot boundary", "[histogr
 	CHECK(pct(h, 0.51) == Approx(8.16).margin(kEps));   // rank 4.08: 8 + 8 * 0.08/4
 	CHECK(pct(h, 0.625) == Approx(10.0).margin(kEps));  // rank 5: 8 + 8 * 1/4
 	CHECK(pct(h, 1.0) == Approx(16.0).margin(kEps));    // rank 8: top of slot 3
-	// Slot 0 is [0,2): two values there, two in slot 1 [2,4).
+	// Slot 0 is [0,2): two values there, two in slot 1 [2,4). A rank in
+	// slot 0 gives its top, as a bound: not 0 + 2 * 1/2.
 	Histogram low = hist(Histogram::Layout::Log2, {2, 2});
-	CHECK(pct(low, 0.25) == Approx(1.0).margin(kEps));  // rank 1: 0 + 2 * 1/2
+	CHECK(pct(low, 0.25) == Approx(2.0).margin(kEps));  // rank 1: in slot 0, its top
+	CHECK(quantile(low, 0.25)->upper_bound);
 	CHECK(pct(low, 0.5) == Approx(2.0).margin(kEps));   // rank 2: top of slot 0
+	CHECK(quantile(low, 0.5)->upper_bound);
 	CHECK(pct(low, 0.75) == Approx(3.0).margin(kEps));  // rank 3: 2 + 2 * 1/2
+	CHECK_FALSE(quantile(low, 0.75)->upper_bound);
 }
 
 TEST_CASE("linear percentile: nearest rank on, below and above a slot boundary", "[histogram][exact]")

@@ -210,6 +210,53 @@ TEST_CASE("table: human units, values right-aligned, within 80 columns", "[rende
 	CHECK(t.find("\033[") == std::string::npos); // no colour unless asked
 }
 
+TEST_CASE("a value that is an upper bound reads \"<\" in the table and compact line, flagged in json", "[render]")
+{
+	// All requests under 2 us (the lowest log2 slot): derive gives 2,
+	// flagged; no output may show it as a measured 2.00.
+	Interval iv;
+	iv.realtime_ns = 1700000000500000000ull;
+	iv.interval_s = 1;
+	Metric queue{"io.queue_p99_us", "dev:loop0", 2, "us", "BPF block", "", Layer::Io};
+	queue.upper_bound = true;
+	Metric latency{"io.latency_p99_us", "dev:loop0", 48, "us", "BPF block", "", Layer::Io};
+	Metric runq{"sched.runq_wait_p99_us", "system", 2, "us", "BPF sched", "", Layer::Sched};
+	runq.upper_bound = true;
+	iv.metrics = {latency, queue, runq};
+	RenderOptions opt;
+	std::string t = render_table(iv, opt);
+	INFO(t);
+	CHECK(t.find("  io.queue_p99_us                 < 2.00 µs         dev:loop0\n") != std::string::npos);
+	CHECK(t.find("  io.latency_p99_us                 48.0 µs         dev:loop0\n") != std::string::npos);
+	CHECK(t.find("  sched.runq_wait_p99_us          < 2.00 µs         system\n") != std::string::npos);
+	std::string j = render_json(iv, opt);
+	CHECK(j.find("{\"id\":\"io.queue_p99_us\",\"value\":2,\"unit\":\"us\",\"scope\":\"dev:loop0\","
+		     "\"source\":\"BPF block\",\"upper_bound\":true}") != std::string::npos);
+	std::size_t flags = 0;
+	for (std::size_t at = j.find("upper_bound"); at != std::string::npos; at = j.find("upper_bound", at + 1))
+		++flags;
+	CHECK(flags == 2);
+	auto line = lines_of(render_compact(iv, opt)).at(1);
+	INFO(line);
+	CHECK(line.find("  <2µs") != std::string::npos); // rq-p99: the bound, in 6 columns
+	CHECK(line.find("48.0µs") != std::string::npos); // io-p99: the largest, an estimate
+	// The largest of the devices' p99 is a bound when a bound is largest.
+	Metric loop1 = latency, loop2 = latency;
+	loop1.scope = "dev:loop1";
+	loop1.value = 1.5;
+	loop2.scope = "dev:loop2";
+	loop2.value = 2;
+	loop2.upper_bound = true;
+	iv.metrics = {loop1, loop2, runq};
+	line = lines_of(render_compact(iv, opt)).at(1);
+	INFO(line);
+	CHECK(line.find("  <2µs") != line.rfind("  <2µs")); // both columns
+	iv.metrics[0].value = 2.5;
+	line = lines_of(render_compact(iv, opt)).at(1);
+	INFO(line);
+	CHECK(line.find("2.50µs") != std::string::npos); // an estimate above the bound
+}
+
 TEST_CASE("table: unavailable metrics said once, grouped by reason; changes when they change", "[render]")
 {
 	RenderOptions opt;

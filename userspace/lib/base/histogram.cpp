@@ -101,11 +101,17 @@ double integer_percentile(const Histogram &h, double q, std::uint64_t total)
 
 std::optional<double> percentile(const Histogram &h, double q)
 {
+	auto v = quantile(h, q);
+	return v ? std::optional<double>(v->value) : std::nullopt;
+}
+
+std::optional<Quantile> quantile(const Histogram &h, double q)
+{
 	std::uint64_t total = h.total();
 	if (total == 0 || !(q >= 0.0 && q <= 1.0))
 		return std::nullopt;
 	if (h.layout == Histogram::Layout::LinearLog2)
-		return integer_percentile(h, q, total);
+		return Quantile{integer_percentile(h, q, total), false};
 	double rank = q * static_cast<double>(total);
 	double below = 0;
 	for (std::size_t i = 0; i < h.counts.size(); ++i) {
@@ -116,19 +122,21 @@ std::optional<double> percentile(const Histogram &h, double q)
 			auto [lo, hi] = h.slot_range(i);
 			// Linear slots hold exact integer values: no interpolation.
 			if (h.layout == Histogram::Layout::Linear)
-				return lo;
+				return Quantile{lo, false};
+			if (i == 0)
+				return Quantile{hi, true};
 			double frac = (rank - below) / in_slot;
 			if (frac < 0)
 				frac = 0;
-			return lo + (hi - lo) * frac;
+			return Quantile{lo + (hi - lo) * frac, false};
 		}
 		below += in_slot;
 	}
 	// Rounding left rank a hair above the total: the last non-empty slot.
 	for (std::size_t i = h.counts.size(); i-- > 0;)
 		if (h.counts[i] != 0)
-			return h.layout == Histogram::Layout::Linear ? h.slot_range(i).first
-								      : h.slot_range(i).second;
+			return h.layout == Histogram::Layout::Linear ? Quantile{h.slot_range(i).first, false}
+								      : Quantile{h.slot_range(i).second, i == 0};
 	return std::nullopt;
 }
 

@@ -99,14 +99,22 @@ public:
 	}
 
 private:
-	void emit(const MetricDef &def, const std::string &scope, double value,
+	// false when the value could not be given (said unavailable instead).
+	bool emit(const MetricDef &def, const std::string &scope, double value,
 		  const std::string &source, std::string note = {})
 	{
 		if (!std::isfinite(value)) {
 			unavailable(def, scope, UnavailableCode::incomplete, "not a finite number " + span());
-			return;
+			return false;
 		}
 		out_.metrics.push_back({def.id, scope, value, def.unit, source, std::move(note), def.layer});
+		return true;
+	}
+
+	static std::optional<Quantile> entropy_value(const Histogram &d)
+	{
+		auto e = seek_pattern_entropy(d);
+		return e ? std::optional<Quantile>(Quantile{*e, false}) : std::nullopt;
 	}
 
 	void unavailable(const MetricDef &def, const std::string &scope, UnavailableCode code, std::string reason)
@@ -290,13 +298,14 @@ private:
 						    std::to_string(kMinEntropyRequests) + " needed)");
 				continue;
 			}
-			auto v = def.rule.kind == Rule::Kind::Percentile ? percentile(*d, def.rule.q)
-									 : seek_pattern_entropy(*d);
+			auto v = def.rule.kind == Rule::Kind::Percentile ? quantile(*d, def.rule.q)
+									 : entropy_value(*d);
 			if (!v) {
 				unavailable(def, scope, UnavailableCode::no_events, no_events(def) + span());
 				continue;
 			}
-			emit(def, scope, def.rule.scale * *v, series->second.source, std::move(note));
+			if (emit(def, scope, def.rule.scale * v->value, series->second.source, std::move(note)))
+				out_.metrics.back().upper_bound = v->upper_bound;
 		}
 	}
 

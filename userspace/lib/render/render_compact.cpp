@@ -38,7 +38,9 @@ std::string compact_percent(double pct)
 	return buf;
 }
 
-std::string compact_text(double v, const std::string &unit)
+// upper_bound: "<2µs" (a bound is a slot's end, a round number: its
+// digits are dropped to keep the column's width).
+std::string compact_text(double v, const std::string &unit, bool upper_bound = false)
 {
 	if (!std::isfinite(v))
 		return "-";
@@ -47,6 +49,13 @@ std::string compact_text(double v, const std::string &unit)
 	HumanValue h = humanize(v, unit);
 	if (h.number == "-")
 		return "-";
+	if (upper_bound && h.number.find('.') != std::string::npos) {
+		h.number.erase(h.number.find_last_not_of('0') + 1);
+		if (h.number.back() == '.')
+			h.number.pop_back();
+	}
+	if (upper_bound)
+		h.number.insert(0, "<");
 	if (unit == "degC")
 		h.unit = "C"; // five columns: "45.2C"
 	// Counts per second: the header names them ("iops"), the width is the number's.
@@ -78,20 +87,24 @@ public:
 		}
 		if (!best)
 			return {};
-		return {compact_text(best->value, best->unit), marked(best->id, best->scope)};
+		return {compact_text(best->value, best->unit, best->upper_bound), marked(best->id, best->scope)};
 	}
 
 	// Sum (or max) over the visible scopes of a per-device or per-socket
 	// metric family; system rows only where there are no others.
 	Cell fold(const std::vector<std::string> &ids, bool max, Scope::Kind kind)
 	{
-		bool any = false, mark = false;
+		bool any = false, mark = false, bound = false;
 		double acc = 0;
 		std::string unit;
 		for (const auto &m : iv_.metrics) {
 			if (std::find(ids.begin(), ids.end(), m.id) == ids.end() || !scope_visible(m.scope, opt_) ||
 			    Scope::parse(m.scope).kind() != kind)
 				continue;
+			// The largest of some bounds and estimates is a bound when
+			// a bound is the largest.
+			if (max && (!any || m.value > acc || (m.value == acc && m.upper_bound)))
+				bound = m.upper_bound;
 			acc = any ? (max ? std::max(acc, m.value) : acc + m.value) : m.value;
 			any = true;
 			unit = m.unit;
@@ -99,7 +112,7 @@ public:
 		}
 		if (!any)
 			return {};
-		return {compact_text(acc, unit), mark};
+		return {compact_text(acc, unit, bound), mark};
 	}
 
 private:

@@ -43,6 +43,10 @@ std::string render_json(const Interval &iv, const RenderOptions &opt)
 		       "\",\"source\":\"" + json_escape(m.source) + "\"";
 		if (!m.note.empty())
 			out += ",\"note\":\"" + json_escape(m.note) + "\"";
+		// An addition to the schema, only where it holds: the value is
+		// an upper bound (a percentile in its histogram's lowest slot).
+		if (m.upper_bound)
+			out += ",\"upper_bound\":true";
 		out += "}";
 	}
 	out += "],\"unavailable\":[";

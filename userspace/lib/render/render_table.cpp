@@ -39,7 +39,7 @@ std::string metric_line(const Metric &m, const RenderOptions &opt, std::size_t s
 {
 	const bool marked = opt.verdicts && opt.verdicts->marked(m.id, m.scope);
 	const HumanValue h = humanize(m.value, m.unit);
-	std::string value = pad(h.number, kValueWidth, false);
+	std::string value = pad((m.upper_bound ? "< " : "") + h.number, kValueWidth, false);
 	if (marked && opt.color)
 		value = "\033[1;31m" + value + "\033[0m";
 	std::string line = marked ? "! " : "  ";

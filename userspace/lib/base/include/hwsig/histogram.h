@@ -64,6 +64,17 @@ struct Histogram {
 // at most L-1, less than the true value (within a factor of 2).
 std::optional<double> percentile(const Histogram &h, double q);
 
+// A percentile with what the histogram can vouch for. In the lowest Log2
+// slot [0, 2) nothing separates its values: interpolating there would give
+// numbers no sample had (1.00 and 1.98 for requests that all took < 2 us).
+// There the answer is the slot's upper end, marked as a bound: every sample
+// up to rank q lay below it.
+struct Quantile {
+	double value = 0;
+	bool upper_bound = false; // value is an exclusive upper bound, not an estimate
+};
+std::optional<Quantile> quantile(const Histogram &h, double q);
+
 // Shannon entropy of the slot distribution normalised by log2(number of
 // slots): 0 when all values share one slot, 1 when uniform over all slots.
 // nullopt when empty.

@@ -22,6 +22,9 @@ struct Metric {
 	std::string source;
 	std::string note; // e.g. "multiplexed: counted 43% of the time, scaled"
 	Layer layer = Layer::Cpu;
+	// value is an upper bound, not an estimate: a percentile that fell in
+	// its histogram's lowest slot (Quantile). Shown "< value".
+	bool upper_bound = false;
 };
 
 struct Interval {
