@@ -204,7 +204,7 @@ TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is stil
 	(void)a;
 	b.add_gauge("thermal.headroom_c", "system", 20, "sysfs"); // unstamped
 	auto text = hwsig::encode_snapshot(b, {}, {});
-	CHECK(text.rfind("hwsig-snapshot\t4\n", 0) == 0);
+	CHECK(text.rfind("hwsig-snapshot\t5\n", 0) == 0);
 	auto got = hwsig::decode_snapshot(text);
 	CHECK(got.snapshot.mono_ns == 11'000'000'000u);
 	CHECK(got.snapshot.read_ns(hwsig::series::kPsiIoSomeUs) == 10'900'000'000u);
@@ -223,5 +223,5 @@ TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is stil
 			  Catch::Contains("unknown record 'read'"));
 	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t3\nread\tx\t-4\nend\n"),
 			  Catch::Contains("not an unsigned integer"));
-	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t5\nend\n"), Catch::Contains("reads 1 to 4"));
+	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t6\nend\n"), Catch::Contains("reads 1 to 5"));
 }

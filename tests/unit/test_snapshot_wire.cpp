@@ -17,7 +17,7 @@ hwsig::Snapshot sample()
 	hwsig::Snapshot s;
 	s.mono_ns = 123456789012345ull;
 	s.realtime_ns = 1795462893733518768ull;
-	s.add_counter("pmu.cycles", "cpu:3", hwsig::CounterPoint{1e15 + 0.25, {4.375e14 + 0.5, 1e12 + 1, 4.375e11, 3.5}},
+	s.add_counter("pmu.cycles", "cpu:3", hwsig::CounterPoint{1e15 + 0.25, {4.375e14 + 0.5, 1e12 + 1, 4.375e11, 3.5, 2}},
 		      "kmod");
 	s.add_counter("stat.total", "system", 118514, "procfs");
 	s.add_gauge("thermal.headroom_c", "zone:x86_pkg_temp", -1.5, "sysfs");
@@ -50,6 +50,7 @@ TEST_CASE("a snapshot crosses the socket bit for bit", "[wire]")
 	CHECK(c->mux.enabled_ns == 1e12 + 1);
 	CHECK(c->mux.running_ns == 4.375e11);
 	CHECK(c->mux.uncounted_ns == 3.5);
+	CHECK(c->mux.unread == 2);
 	REQUIRE(got.snapshot.counter("stat.total", "system"));
 	CHECK(got.snapshot.counter("stat.total", "system")->mux.empty());
 	CHECK(got.snapshot.counters().at("pmu.cycles").source == "kmod");
@@ -88,8 +89,9 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	};
 	CHECK(refused("", "empty"));
 	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
-	CHECK(refused("hwsig-snapshot\t5\nend\n", "version 5, this hwsigctl reads 1 to 4"));
-	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 4"));
+	CHECK(refused("hwsig-snapshot\t6\nend\n", "version 6, this hwsigctl reads 1 to 5"));
+	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 5"));
+	CHECK(refused("hwsig-snapshot\t5\nM\tx\tsystem\tkmod\t1\t1\t1\t1\t0\nend\n", "'M' needs 9 fields, has 8"));
 	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tno PMU\nend\n", "line 2: 'U' needs 4 fields, has 3"));
 	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tgone\tno PMU\nend\n",
 		      "line 2: unknown unavailable code 'gone'"));
@@ -136,7 +138,7 @@ TEST_CASE("a version 1 snapshot (an older hwsigd, its dumps) is still read", "[w
 	REQUIRE(got.snapshot.counter("stat.total", "system"));
 	CHECK(got.snapshot.counter("stat.total", "system")->value == 7);
 	// and written back as the current version
-	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t4\n", 0) == 0);
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t5\n", 0) == 0);
 }
 
 TEST_CASE("a version 3 snapshot's notes, without codes, are read as 'unknown'", "[wire]")

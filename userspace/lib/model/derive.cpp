@@ -184,6 +184,12 @@ private:
 				unavailable(def, scope, UnavailableCode::incomplete, name + " went backwards (counter reset)");
 				return std::nullopt;
 			}
+			// A run's summary spans the failed interval and the one
+			// after: the count missed at one read came with the next.
+			if (const double unread = c->mux.unread - p->mux.unread; unread > 0 && !start_) {
+				unavailable(def, scope, UnavailableCode::incomplete, not_read(name, unread));
+				return std::nullopt;
+			}
 			const double uncounted_ns = c->mux.uncounted_ns - p->mux.uncounted_ns;
 			if (uncounted_ns > 0) {
 				unavailable(def, scope, UnavailableCode::incomplete, not_counted(name, uncounted_ns));
@@ -198,7 +204,8 @@ private:
 	static bool went_backwards(const CounterPoint &p, const CounterPoint &c)
 	{
 		return c.value < p.value || c.mux.raw < p.mux.raw || c.mux.enabled_ns < p.mux.enabled_ns ||
-		       c.mux.running_ns < p.mux.running_ns || c.mux.uncounted_ns < p.mux.uncounted_ns;
+		       c.mux.running_ns < p.mux.running_ns || c.mux.uncounted_ns < p.mux.uncounted_ns ||
+		       c.mux.unread < p.mux.unread;
 	}
 
 	// This interval's share of the enabled time its counters were counting;
@@ -208,6 +215,16 @@ private:
 		const double enabled = c.mux.enabled_ns - p.mux.enabled_ns;
 		const double running = c.mux.running_ns - p.mux.running_ns;
 		return enabled > 0 ? std::min(1.0, running / enabled) : 1.0;
+	}
+
+	std::string not_read(const std::string &name, double unread) const
+	{
+		char buf[224];
+		std::snprintf(buf, sizeof(buf),
+			      "%s: %.0f counter read%s failed in this interval or the one before (the next read "
+			      "holds both intervals' counts): unknown %s, not a drop and a spike",
+			      name.c_str(), unread, unread == 1 ? "" : "s", span().c_str());
+		return buf;
 	}
 
 	std::string not_counted(const std::string &name, double uncounted_ns) const

@@ -53,12 +53,28 @@ void ScaledCounters::read(Key key, std::string_view series, const std::string &s
 		c.scope = scope;
 	c.scaled.read(r);
 	c.read = true;
+	if (c.failed_last) {
+		c.unread += 1; // this count holds the failed interval's too
+		c.failed_last = false;
+	}
+}
+
+void ScaledCounters::read_failed(Key key)
+{
+	auto it = counters_.find(key);
+	if (it == counters_.end())
+		return; // never read: in no sum yet
+	Counter &c = it->second;
+	c.unread += 1;
+	c.failed_now = c.failed_last = true;
 }
 
 void ScaledCounters::restart(Key key)
 {
-	if (auto it = counters_.find(key); it != counters_.end())
+	if (auto it = counters_.find(key); it != counters_.end()) {
 		it->second.scaled.restart();
+		it->second.failed_last = false; // counts from its reopening: spans nothing
+	}
 }
 
 void ScaledCounters::add_to(Snapshot &snap, std::string_view via, bool with_system)
@@ -71,10 +87,12 @@ void ScaledCounters::add_to(Snapshot &snap, std::string_view via, bool with_syst
 	std::map<std::string_view, CounterPoint> system;
 	for (auto &[key, c] : counters_) {
 		Sum &s = scoped[{c.series, c.scope}];
-		add_point(s.point, c.scaled.totals());
-		s.read |= c.read;
-		add_point(system[c.series], c.scaled.totals());
-		c.read = false;
+		CounterPoint point = c.scaled.totals();
+		point.mux.unread = c.unread;
+		add_point(s.point, point);
+		s.read |= c.read || c.failed_now;
+		add_point(system[c.series], point);
+		c.read = c.failed_now = false;
 	}
 	for (const auto &[key, s] : scoped)
 		if (s.read)

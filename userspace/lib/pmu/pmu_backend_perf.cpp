@@ -158,7 +158,11 @@ void PerfBackend::collect(Snapshot &snap, PmuNotes &notes)
 			try {
 				members = g.group.read();
 			} catch (const Error &) {
-				continue; // no point this time
+				// Still counting: the next read holds this
+				// interval's counts too (ScaledCounters says so).
+				for (unsigned m = 0; m < g.series.size(); m++)
+					counters_.read_failed({g.id, m});
+				continue;
 			}
 			// An enabled group's enabled time always advances. It stops
 			// when the kernel took the group off its CPU: the CPU went

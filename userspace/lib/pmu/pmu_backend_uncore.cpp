@@ -57,6 +57,7 @@ void UncoreBackend::collect(Snapshot &snap)
 		try {
 			c = box.group.read();
 		} catch (const Error &) {
+			counts_.read_failed({static_cast<unsigned>(i), 0}); // the socket's sum: unknown
 			continue;
 		}
 		if (c.empty())

@@ -212,7 +212,8 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 				put_double(out, p.value);
 			} else {
 				head("M", name, scope, series.source);
-				for (double v : {p.value, p.mux.raw, p.mux.enabled_ns, p.mux.running_ns, p.mux.uncounted_ns}) {
+				for (double v : {p.value, p.mux.raw, p.mux.enabled_ns, p.mux.running_ns, p.mux.uncounted_ns,
+						 p.mux.unread}) {
 					put_double(out, v);
 					out += '\t';
 				}
@@ -323,13 +324,15 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			want(5);
 			s.snapshot.add_counter(f[1], f[2], to_double(f[4], line), f[3]);
 		} else if (kind == "M" && version >= 2) {
-			want(9);
+			want(version >= 5 ? 10 : 9);
 			CounterPoint p;
 			p.value = to_double(f[4], line);
 			p.mux.raw = to_double(f[5], line);
 			p.mux.enabled_ns = to_double(f[6], line);
 			p.mux.running_ns = to_double(f[7], line);
 			p.mux.uncounted_ns = to_double(f[8], line);
+			if (version >= 5)
+				p.mux.unread = to_double(f[9], line);
 			s.snapshot.add_counter(f[1], f[2], p, f[3]);
 		} else if (kind == "G") {
 			want(5);

@@ -26,14 +26,22 @@ struct Multiplexing {
 	// Enabled time between two reads in which a counter never ran: its
 	// count there is unknown, and in no value.
 	double uncounted_ns = 0;
+	// Reads that failed, and the reads after them (whose count spans the
+	// failed interval too): in an interval where this grew, a sum over
+	// counters (system, a socket) would be short, then long by as much.
+	double unread = 0;
 
-	bool empty() const { return raw == 0 && enabled_ns == 0 && running_ns == 0 && uncounted_ns == 0; }
+	bool empty() const
+	{
+		return raw == 0 && enabled_ns == 0 && running_ns == 0 && uncounted_ns == 0 && unread == 0;
+	}
 	Multiplexing &operator+=(const Multiplexing &o)
 	{
 		raw += o.raw;
 		enabled_ns += o.enabled_ns;
 		running_ns += o.running_ns;
 		uncounted_ns += o.uncounted_ns;
+		unread += o.unread;
 		return *this;
 	}
 };

@@ -64,6 +64,12 @@ public:
 	// A reading of counter `key`, which feeds `series` at `scope` (and at
 	// system).
 	void read(Key key, std::string_view series, const std::string &scope, const CounterReading &r);
+	// Counter `key` could not be read this time, though it kept counting
+	// (a failed read, not an offline CPU). Its scope and system are
+	// unknown this interval and the next (whose read then holds two
+	// intervals' counts): their points say so (Multiplexing::unread),
+	// and derive() says them unavailable instead of a drop then a spike.
+	void read_failed(Key key);
 	// Counter `key` was opened again (its CPU came back online): its next
 	// reading counts from zero, on top of its total so far.
 	void restart(Key key);
@@ -74,7 +80,7 @@ public:
 	// would make a sum of several counters (system, an uncore socket:N) go
 	// down, a counter reset that never happened. What it counted meanwhile
 	// comes with its next read. A scope none of whose counters was read
-	// (cpu:N of an offline CPU) has no point.
+	// (cpu:N of an offline CPU) has no point; one whose read failed has.
 	// with_system false: the scopes only (they are parts of something else
 	// than the host, such as VMs).
 	void add_to(Snapshot &snap, std::string_view via, bool with_system = true);
@@ -87,7 +93,10 @@ private:
 	struct Counter {
 		IntervalScaledCounter scaled;
 		std::string series, scope;
-		bool read = false; // since the last add_to
+		bool read = false;        // since the last add_to
+		bool failed_now = false;  // read_failed() since the last add_to
+		bool failed_last = false; // the last read failed: the next spans it
+		double unread = 0;        // Multiplexing::unread
 	};
 	std::map<Key, Counter> counters_;
 };

@@ -21,7 +21,9 @@ namespace hwsig {
 // 1 and 2 (older hwsigd, the dumps they wrote) are still read.
 // 4: "U" lines carry the note's code (unavailable_reason.h) before its
 // words; an older version's notes are read with the code "unknown".
-inline constexpr unsigned kSnapshotWireVersion = 4;
+// 5: "M" lines end with the counters' failed reads (Multiplexing::unread);
+// an older version's have none.
+inline constexpr unsigned kSnapshotWireVersion = 5;
 
 struct SharedSnapshot {
 	Snapshot snapshot;
