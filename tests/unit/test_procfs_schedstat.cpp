@@ -1,6 +1,7 @@
 // /proc/schedstat and per-task schedstat parsers and the run-queue wait source.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <filesystem>
 
 #include "hwsig/docs.h"
@@ -208,6 +209,43 @@ TEST_CASE("schedstat source end to end: average wait per timeslice", "[procfs][s
 		REQUIRE(m);
 		CHECK(m->value == Approx(us));
 		CHECK(m->unit == "us");
+	}
+}
+
+TEST_CASE("schedstat source: a CPU going offline and back moves the system average by nothing of its own",
+	  "[procfs][schedstat][derive]")
+{
+	// cpu<N> yld 0 sched goidle ttwu ttwu_local run_ns run_delay_ns timeslices
+	auto schedstat = [](std::vector<std::array<std::uint64_t, 3>> cpus) {
+		std::string text = "version 15\ntimestamp 1\n";
+		for (const auto &[cpu, delay, slices] : cpus)
+			text += "cpu" + std::to_string(cpu) + " 0 0 0 0 0 0 5000 " + std::to_string(delay) + " " +
+				std::to_string(slices) + "\n";
+		return text;
+	};
+	auto src = make_schedstat_source();
+	TempTree t;
+	t.put("proc/schedstat", schedstat({{0, 1000, 10}, {1, 2000, 20}}));
+	auto s0 = collect(*src, t.root(), nullptr, 1'000'000'000ull);
+	CHECK(counter(s0, series::kSchedstatRunDelayNs, "system") == 3000.0); // the kernel's sum at first
+	// CPU 1 offline: the system average is CPU 0's, 500 ns over 5 slices.
+	t.put("proc/schedstat", schedstat({{0, 1500, 15}}));
+	auto s1 = collect(*src, t.root(), nullptr, 2'000'000'000ull);
+	// CPU 1 back with a lifetime of waits (1 s over 30 slices) it did not
+	// add in this interval: CPU 0's 1000 ns over 10 slices again.
+	t.put("proc/schedstat", schedstat({{0, 2500, 25}, {1, 1'000'000'000, 30}}));
+	auto s2 = collect(*src, t.root(), nullptr, 3'000'000'000ull);
+	// Both count from there on: (500 + 3000) ns over (5 + 5) slices.
+	t.put("proc/schedstat", schedstat({{0, 3000, 30}, {1, 1'000'003'000, 35}}));
+	auto s3 = collect(*src, t.root(), nullptr, 4'000'000'000ull);
+	const std::pair<const Snapshot *, const Snapshot *> steps[] = {{&s0, &s1}, {&s1, &s2}, {&s2, &s3}};
+	const double want_us[] = {0.1, 0.1, 0.35};
+	for (std::size_t i = 0; i < 3; ++i) {
+		INFO("interval " << i);
+		auto iv = checked_derive(*steps[i].first, *steps[i].second, src->provides());
+		const Metric *m = metric(iv, kAvg, "system");
+		REQUIRE(m);
+		CHECK(m->value == Approx(want_us[i]));
 	}
 }
 

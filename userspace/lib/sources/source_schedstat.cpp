@@ -41,6 +41,7 @@ public:
 			root_ = ctx.root;
 			path_ = join_path(ctx.root, "/proc/schedstat");
 			missing_rounds_ = 0;
+			system_ = {};
 		}
 		collect_cpus(snap);
 		read_batch(ctx);
@@ -85,17 +86,47 @@ private:
 					     (unsupported ? "/proc/schedstat: " : "/proc/schedstat garbled: ") + stat.error);
 			return;
 		}
-		double delay_sum = 0, slices_sum = 0;
 		for (const auto &cpu : stat.cpus) {
 			const std::string scope = Scope::cpu(cpu.cpu).str();
 			snap.add_counter(series::kSchedstatRunDelayNs, scope, static_cast<double>(cpu.run_delay_ns), "procfs");
 			snap.add_counter(series::kSchedstatTimeslices, scope, static_cast<double>(cpu.timeslices), "procfs");
-			delay_sum += static_cast<double>(cpu.run_delay_ns);
-			slices_sum += static_cast<double>(cpu.timeslices);
 		}
-		snap.add_counter(series::kSchedstatRunDelayNs, "system", delay_sum, "procfs");
-		snap.add_counter(series::kSchedstatTimeslices, "system", slices_sum, "procfs");
+		system_.advance(stat.cpus);
+		snap.add_counter(series::kSchedstatRunDelayNs, "system", system_.delay_ns, "procfs");
+		snap.add_counter(series::kSchedstatTimeslices, "system", system_.timeslices, "procfs");
 	}
+
+	// The system counters. /proc/schedstat lists online CPUs only, and a
+	// CPU keeps its counts while offline: a plain sum would drop by a
+	// CPU's lifetime when it goes offline and jump by it when it comes
+	// back, in one interval. The system counter instead grows by what
+	// the CPUs listed in both reads counted between them; a CPU that
+	// came (back) online counts from its second read on.
+	struct SystemCounters {
+		bool started = false;
+		double delay_ns = 0, timeslices = 0;
+		std::map<unsigned, std::pair<std::uint64_t, std::uint64_t>> last; // cpu -> (delay, slices)
+
+		void advance(const std::vector<SchedstatCpu> &cpus)
+		{
+			std::map<unsigned, std::pair<std::uint64_t, std::uint64_t>> now;
+			for (const auto &cpu : cpus) {
+				now[cpu.cpu] = {cpu.run_delay_ns, cpu.timeslices};
+				auto before = last.find(cpu.cpu);
+				if (!started) {
+					// The first read: the sum, as the kernel has it.
+					delay_ns += static_cast<double>(cpu.run_delay_ns);
+					timeslices += static_cast<double>(cpu.timeslices);
+				} else if (before != last.end() && cpu.run_delay_ns >= before->second.first &&
+					   cpu.timeslices >= before->second.second) {
+					delay_ns += static_cast<double>(cpu.run_delay_ns - before->second.first);
+					timeslices += static_cast<double>(cpu.timeslices - before->second.second);
+				}
+			}
+			started = true;
+			last = std::move(now);
+		}
+	};
 
 	// Every VM's vCPU threads at once through the reader, where there is
 	// one and it works; batch_ is left empty otherwise.
@@ -294,6 +325,7 @@ private:
 	std::string root_, path_;
 	FileCache files_{1}; // /proc/schedstat, kept open
 	std::uint64_t missing_rounds_ = 0; // rounds since ENOENT, 0 while present
+	SystemCounters system_;
 	// Every vCPU of 200 VMs of 16 vCPUs kept open where the fd limit
 	// allows (a kept file is one pread, a fresh one three syscalls).
 	std::unordered_map<std::uint64_t, VcpuTask> tasks_; // task_key() ->
