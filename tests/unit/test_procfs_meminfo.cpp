@@ -108,10 +108,23 @@ TEST_CASE("meminfo source: 8 nodes, two page sizes, surplus pages", "[procfs][me
 	// 8256), 3584 free of which 512 reserved: reserved pages are in use.
 	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:2048kB") == Approx((8256.0 - 3584 + 512) / 8256));
 	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:1048576kB") == Approx(24.0 / 32));
-	for (unsigned k = 0; k < 7; ++k)
-		CHECK(gauge(snap, series::kHugepageUtilization, "node:" + std::to_string(k) + "/hugepages:2048kB") ==
-		      Approx((1024.0 - 128 * k) / 1024));
-	CHECK(gauge(snap, series::kHugepageUtilization, "node:7/hugepages:2048kB") == Approx(192.0 / 1088));
+	// Per node the same definition: node k holds 128k of the 3584 free
+	// pages, so 512 * 128k / 3584 of the reservations; node 7 896 of them.
+	double spoken_for = 0;
+	for (unsigned k = 0; k < 7; ++k) {
+		const double share = 512.0 * 128 * k / 3584;
+		const auto util =
+			gauge(snap, series::kHugepageUtilization, "node:" + std::to_string(k) + "/hugepages:2048kB");
+		REQUIRE(util);
+		CHECK(*util == Approx((1024.0 - 128 * k + share) / 1024));
+		spoken_for += *util * 1024;
+	}
+	const auto node7 = gauge(snap, series::kHugepageUtilization, "node:7/hugepages:2048kB");
+	REQUIRE(node7);
+	CHECK(*node7 == Approx((192.0 + 128) / 1088));
+	spoken_for += *node7 * 1088;
+	// The nodes' pages in use add up to the system's.
+	CHECK(spoken_for == Approx(8256.0 - 3584 + 512));
 	for (unsigned k = 0; k < 4; ++k)
 		CHECK(gauge(snap, series::kHugepageUtilization, "node:" + std::to_string(k) + "/hugepages:1048576kB") ==
 		      Approx(0.75));
@@ -246,6 +259,25 @@ TEST_CASE("meminfo source: /proc/meminfo fallback without the sysfs pools", "[pr
 	}
 }
 
+// Issue 34, item 7: one pool of 2 pages on a one-node host, one in use and
+// one reserved: the system said 1.00 and the node 0.50.
+TEST_CASE("meminfo source: a node's utilisation counts reserved pages as the system's does",
+	  "[procfs][meminfo][source]")
+{
+	TempTree t;
+	t.put("proc/meminfo", "MemAvailable: 1000 kB\nHugetlb: 4096 kB\n");
+	t.put("sys/devices/system/node/online", "0\n");
+	t.put("sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "2\n");
+	t.put("sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "1\n");
+	t.put("sys/kernel/mm/hugepages/hugepages-2048kB/resv_hugepages", "1\n");
+	t.put("sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages", "2\n");
+	t.put("sys/devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages", "1\n");
+	auto src = make_meminfo_source();
+	auto snap = collect(*src, t.root());
+	CHECK(gauge(snap, series::kHugepageUtilization, "hugepages:2048kB") == 1.0);
+	CHECK(gauge(snap, series::kHugepageUtilization, "node:0/hugepages:2048kB") == 1.0);
+}
+
 TEST_CASE("meminfo source end to end: gauges read at the later snapshot", "[procfs][meminfo][derive]")
 {
 	auto src = make_meminfo_source();
@@ -258,9 +290,9 @@ TEST_CASE("meminfo source end to end: gauges read at the later snapshot", "[proc
 	REQUIRE(metric(iv, kUtil, "hugepages:1048576kB"));
 	CHECK(metric(iv, kUtil, "hugepages:1048576kB")->value == Approx(28.0 / 32));
 	REQUIRE(metric(iv, kUtil, "node:3/hugepages:2048kB"));
-	CHECK(metric(iv, kUtil, "node:3/hugepages:2048kB")->value == Approx(724.0 / 1024));
+	CHECK(metric(iv, kUtil, "node:3/hugepages:2048kB")->value == Approx((724.0 + 512.0 * 300 / 2800) / 1024));
 	REQUIRE(metric(iv, kUtil, "node:7/hugepages:2048kB"));
-	CHECK(metric(iv, kUtil, "node:7/hugepages:2048kB")->value == Approx(388.0 / 1088));
+	CHECK(metric(iv, kUtil, "node:7/hugepages:2048kB")->value == Approx((388.0 + 512.0 * 700 / 2800) / 1088));
 	CHECK(interval_note(iv, kUtil, "node:6/hugepages:1048576kB") == "no 1048576kB huge pages reserved");
 	REQUIRE(metric(iv, "mem.thp_anon_bytes", "system"));
 	CHECK(metric(iv, "mem.thp_anon_bytes", "system")->value == 6291456.0 * 1024);

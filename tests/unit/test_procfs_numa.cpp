@@ -259,12 +259,17 @@ TEST_CASE("numa source: vm.numa_stat = 0 says so", "[procfs][numa][source]")
 	CHECK_FALSE(counter(snap, series::kNumaLocal, "node:0"));
 	CHECK_FALSE(counter(snap, series::kNumaOther, "system"));
 	CHECK(counter(snap, series::kPgmigrateSuccess, "system") == 123456.0);
-	// Counting on (1): the nodes' counters as usual.
-	auto on = make_numa_source();
+	// Turned on (1), and off again: the same source sees each switch at
+	// its next collect (it was read every 5 s: three intervals said "off"
+	// after it was on, and the zeroed counters read as a reset).
 	t.put("proc/sys/vm/numa_stat", "1\n");
-	auto snap_on = collect(*on, t.root());
+	auto snap_on = collect(*src, t.root());
 	CHECK(counter(snap_on, series::kNumaLocal, "node:0") == 1e6);
 	CHECK_FALSE(note(snap_on, "mem.numa_remote_ratio", "system"));
+	t.put("proc/sys/vm/numa_stat", "0\n");
+	auto snap_off = collect(*src, t.root());
+	CHECK(note(snap_off, "mem.numa_remote_ratio", "system") == why);
+	CHECK_FALSE(counter(snap_off, series::kNumaLocal, "node:0"));
 }
 
 // Allocations counted by the node they preferred: node k preferred

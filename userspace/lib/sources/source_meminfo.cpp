@@ -149,7 +149,7 @@ public:
 		if (system_pools_ == 0)
 			collect_meminfo_pool(meminfo, meminfo_code, meminfo_problem, snap);
 		for (std::size_t i = system_pools_; i < pools_.size(); ++i)
-			emit_pool(pools_[i], reads[i], snap);
+			emit_pool(pools_[i], reads[i], snap, node_reserved(i, reads));
 
 		collect_thp_anon(meminfo, meminfo_code, meminfo_problem, snap);
 		collect_available(meminfo, meminfo_code, meminfo_problem, snap);
@@ -252,18 +252,41 @@ private:
 		return false;
 	}
 
-	static void emit_pool(const Pool &p, const PoolRead &r, Snapshot &snap)
+	// node_reserved: a node pool's share of its size's reservations
+	// (node_reserved()); a system pool reads its own.
+	static void emit_pool(const Pool &p, const PoolRead &r, Snapshot &snap,
+			      std::optional<double> node_reserved = std::nullopt)
 	{
 		if (!r.problem.empty()) {
 			snap.add_unavailable(kHugepageUtilization, p.scope, r.code, r.problem);
 			return;
 		}
 		auto [nr, free, reserved] = r.values;
-		add_utilization(nr, free, reserved, p.kb, p.scope, p.rel_dir, snap);
+		add_utilization(nr, free, node_reserved.value_or(static_cast<double>(reserved)), p.kb, p.scope,
+				p.rel_dir, snap);
+	}
+
+	// The kernel keeps reservations per size, not per node: a node's share
+	// is the size's reserved pages in proportion to its free ones (the
+	// reserved pages are free pages, on some node). Exact on a one-node
+	// host and wherever one node holds all the free pages; the nodes'
+	// shares add up to the system's. 0 when the size's pool is unreadable.
+	double node_reserved(std::size_t node_pool, const std::vector<PoolRead> &reads) const
+	{
+		const Pool &p = pools_[node_pool];
+		for (std::size_t i = 0; i < system_pools_; ++i) {
+			if (pools_[i].kb != p.kb || !reads[i].problem.empty() || reads[i].failed)
+				continue;
+			const double sys_free = static_cast<double>(reads[i].values[1]);
+			const double sys_reserved = static_cast<double>(reads[i].values[2]);
+			const double node_free = static_cast<double>(reads[node_pool].values[1]);
+			return sys_free > 0 ? std::min(node_free, sys_reserved * node_free / sys_free) : 0.0;
+		}
+		return 0;
 	}
 
 	// Reserved pages are in use: a mapping owns them, touched or not.
-	static void add_utilization(std::uint64_t total, std::uint64_t free, std::uint64_t reserved, std::uint64_t kb,
+	static void add_utilization(std::uint64_t total, std::uint64_t free, double reserved, std::uint64_t kb,
 				    const std::string &scope, const std::string &where, Snapshot &snap)
 	{
 		if (total == 0) {
@@ -279,14 +302,15 @@ private:
 						     " pages (pool resized while reading)");
 			return;
 		}
-		if (reserved > free) {
+		if (reserved > static_cast<double>(free)) {
 			snap.add_unavailable(kHugepageUtilization, scope, UnavailableCode::incomplete,
-					     where + ": " + std::to_string(reserved) + " reserved of " +
-						     std::to_string(free) + " free pages (pool changed while reading)");
+					     where + ": " + std::to_string(static_cast<std::uint64_t>(reserved)) +
+						     " reserved of " + std::to_string(free) +
+						     " free pages (pool changed while reading)");
 			return;
 		}
 		snap.add_gauge(series::kHugepageUtilization, scope,
-			       static_cast<double>(total - free + reserved) / static_cast<double>(total),
+			       (static_cast<double>(total - free) + reserved) / static_cast<double>(total),
 			       where.rfind("/proc", 0) == 0 ? "procfs" : "sysfs");
 	}
 

@@ -325,18 +325,24 @@ private:
 	}
 
 	// vm.numa_stat (Linux 4.16+): 0 when an administrator turned NUMA
-	// allocation counting off.
+	// allocation counting off. Read every time (one pread of a kept fd):
+	// the switch zeroes the counters, which must not read as a reset, and
+	// a switch back on must not be reported off for a few more intervals.
 	bool numa_stat_off(const SourceContext &ctx)
 	{
-		const auto &t = numa_stat_.read(join_path(ctx.root, "/proc/sys/vm/numa_stat"));
+		if (numa_stat_path_.empty() || numa_stat_root_ != ctx.root) {
+			numa_stat_root_ = ctx.root;
+			numa_stat_path_ = join_path(ctx.root, "/proc/sys/vm/numa_stat");
+		}
+		auto t = files_.read(numa_stat_path_);
 		return t.data && trim(*t.data) == "0";
 	}
 
 	std::string root_, vmstat_path_;
 	std::vector<NodeFile> nodes_;
 	NodeLayoutClock clock_;
-	PeriodicFile numa_stat_;
-	FileCache files_{64}; // /proc/vmstat and every numastat, kept open
+	std::string numa_stat_root_, numa_stat_path_;
+	FileCache files_{64}; // /proc/vmstat, vm.numa_stat and every numastat, kept open
 	VmstatParser vmstat_;
 };
 
