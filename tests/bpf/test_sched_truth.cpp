@@ -111,8 +111,10 @@ void check_against_schedstat(BpfAttach how, const Truth &t)
 	// bpf_ktime_get_ns() at the wakeup or switch-out tracepoints right
 	// after those points (raw_tp). Allow 0.25 us per wait for the clock
 	// reads, and 5% for the task's last-enqueue stamp the kernel takes
-	// earlier than a wakeup tracepoint under load. A doubled wait moves
-	// sum.low above 2x the true sum's lower end, past both.
+	// earlier than a wakeup tracepoint under load. A doubled (halved) wait
+	// moves every wait one slot up (down): past the slack where the waits
+	// sit mid-slot (the timed-waits case), not where they sit near a
+	// slot's end (the hogs').
 	double slack = 0.05 * t.run_delay_us + 0.25 * static_cast<double>(n);
 	CHECK(sum.low <= t.run_delay_us + slack);
 	CHECK(sum.high >= t.run_delay_us - slack);
@@ -132,6 +134,32 @@ TEST_CASE("runs and run-queue waits against schedstat: ping-pong, both program s
 		check_against_schedstat(how, t);
 		// Each round puts each thread on the CPU once, the kernel says so too.
 		CHECK(t.runs_kernel >= 2u * kRounds);
+	}
+}
+
+// Issue 34, item 13: the hogs' waits sit just under a power of two, where a
+// doubled wait's slot still starts below the true sum (and a halved one's
+// ends above it): the sum bounds alone let both pass. Waits of 768 us sit
+// in the middle of [512, 1024): doubled they start at 1024 (1.33x the
+// truth), halved they end at 512 (0.67x), both past the 5% slack.
+TEST_CASE("runs and run-queue waits against schedstat: waits of a known length, mid-slot, both program sets",
+	  "[sched][truth]")
+{
+	require_root();
+	for (BpfAttach how : {BpfAttach::TpBtf, BpfAttach::RawTp}) {
+		constexpr unsigned kRounds = 400, kHoldUs = 768;
+		Truth t = run_parked(how, [] { return Child::parked_timed_waits(hwsig_test::pick_cpu(), kRounds, kHoldUs); });
+		CHECK(t.new_tasks == 1);
+		check_against_schedstat(how, t);
+		// The kernel saw the waits the workload makes: one of at least
+		// hold_us per round.
+		CHECK(t.run_delay_us >= kRounds * kHoldUs);
+		// Half the waits (the main thread's) are of hold_us: most of
+		// them in its slot, whatever else ran on that CPU meanwhile.
+		Histogram waits = t.bpf.wait_us();
+		REQUIRE(waits.counts.size() > 9);
+		INFO("waits in [512, 1024) us: " << waits.counts[9]);
+		CHECK(waits.counts[9] >= kRounds / 2);
 	}
 }
 

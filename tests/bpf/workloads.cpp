@@ -187,13 +187,58 @@ void ping_pong_work(int cpu, unsigned rounds, bool park)
 		peer.join();
 }
 
-void hog_for(unsigned ms)
+void spin_for_ns(std::uint64_t ns)
 {
-	std::uint64_t end = now_ns() + ms * 1000000ull;
+	std::uint64_t end = now_ns() + ns;
 	volatile std::uint64_t spin = 0;
 	while (now_ns() < end)
-		for (int i = 0; i < 1000; ++i)
+		for (int i = 0; i < 100; ++i)
 			spin = spin + 1;
+}
+
+void hog_for(unsigned ms)
+{
+	spin_for_ns(ms * 1000000ull);
+}
+
+// The main thread wakes a SCHED_FIFO holder on its own CPU `rounds` times;
+// the holder preempts it at once and keeps the CPU for hold_us before it
+// blocks again. Each round is one wait of hold_us (plus a wakeup's worth)
+// for the main thread and a wait of a few us for the holder.
+void timed_waits_work(int cpu, unsigned rounds, unsigned hold_us)
+{
+	int wake[2], ready[2], done[2];
+	if (pipe(wake) || pipe(ready) || pipe(done))
+		_exit(93);
+	std::thread holder([=] {
+		pin_self(cpu);
+		struct sched_param sp = {};
+		sp.sched_priority = 1;
+		if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+			_exit(97);
+		// On the CPU now, and nothing of the main thread's can run there
+		// before this blocks in read(): no byte is written early, so
+		// every round is one wakeup, one preemption, one wait.
+		char b = 'r';
+		write_all(ready[1], &b, 1);
+		for (unsigned i = 0; i < rounds; ++i) {
+			if (!read_all(wake[0], &b, 1))
+				_exit(94);
+			spin_for_ns(hold_us * 1000ull);
+		}
+		write_all(done[1], &b, 1);
+		for (;;)
+			pause();
+	});
+	pin_self(cpu);
+	char b = 'w';
+	if (!read_all(ready[0], &b, 1))
+		_exit(95);
+	for (unsigned i = 0; i < rounds; ++i)
+		write_all(wake[1], &b, 1);
+	if (!read_all(done[0], &b, 1))
+		_exit(96);
+	holder.detach();
 }
 
 } // namespace
@@ -209,6 +254,13 @@ Child Child::parked_ping_pong(int cpu, unsigned rounds)
 {
 	Child c;
 	start([cpu, rounds] { ping_pong_work(cpu, rounds, true); }, c.pid_, c.go_, c.report_, true);
+	return c;
+}
+
+Child Child::parked_timed_waits(int cpu, unsigned rounds, unsigned hold_us)
+{
+	Child c;
+	start([cpu, rounds, hold_us] { timed_waits_work(cpu, rounds, hold_us); }, c.pid_, c.go_, c.report_, true);
 	return c;
 }
 

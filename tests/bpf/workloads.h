@@ -53,6 +53,11 @@ public:
 	static Child parked_hogs(int cpu, unsigned threads, unsigned ms);
 	// ping_pong's workload, parked when done.
 	static Child parked_ping_pong(int cpu, unsigned rounds);
+	// Waits of a known length: the main thread wakes a SCHED_FIFO thread
+	// on its CPU `rounds` times, which preempts it and spins hold_us
+	// before blocking again (needs root for SCHED_FIFO). The main thread
+	// so waits hold_us per round; the other a few us.
+	static Child parked_timed_waits(int cpu, unsigned rounds, unsigned hold_us);
 
 private:
 	int pid_ = -1;
