@@ -387,6 +387,40 @@ TEST_CASE("stall cycles: cycles with no op retired on Intel and AMD, the same ev
 	}
 }
 
+// Issue 34, item 9: on Intel CPUs made of E-cores only (Sierra Forest and
+// the other Atom-line models) event 0xC2 umask 0x02 is not retirement
+// slots; their retired-uops event is umask 0x00. The skylake-sp capture
+// stands for their cpu PMU (same format terms); the model is theirs.
+TEST_CASE("stall cycles on E-core-only Intel CPUs: their retired-uops event", "[pmu][core]")
+{
+	PmuDevices pmus(fixture("skylake-sp"));
+	struct Model {
+		unsigned model;
+		std::optional<std::uint64_t> config;
+	};
+	for (const Model m : {Model{0xAF, 0x018000c2}, Model{0xB6, 0x018000c2}, Model{0x86, 0x018000c2},
+			      Model{0xBE, 0x018000c2}, Model{0x5F, 0x018000c2}, Model{0x4D, std::nullopt},
+			      Model{0x55, 0x018002c2}, Model{0x8F, 0x018002c2}}) {
+		INFO("model 0x" << std::hex << m.model);
+		CpuIdentity cpu = read_cpu_identity(fixture("skylake-sp"));
+		cpu.model = m.model;
+		const auto plan = plan_core_events(pmus, cpu);
+		const auto *stall = find_series(plan, series::kPmuStallCycles);
+		if (!m.config) {
+			CHECK_FALSE(stall);
+			continue;
+		}
+		REQUIRE(stall);
+		CHECK(stall->event.config == *m.config);
+		// hwsig.ko's default set follows the plan.
+		const auto defaults = default_kmod_events(pmus, cpu, nullptr);
+		const auto k = std::find_if(defaults.begin(), defaults.end(),
+					    [](const KmodEvent &e) { return e.name == "stall-cycles"; });
+		REQUIRE(k != defaults.end());
+		CHECK(k->config == *m.config);
+	}
+}
+
 TEST_CASE("stall cycles on a CPU of another vendor: unavailable with a reason, no guessed event", "[pmu][core]")
 {
 	PmuDevices pmus(fixture("zen4"));

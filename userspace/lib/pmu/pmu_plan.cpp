@@ -62,6 +62,40 @@ std::optional<PerfEventSpec> raw_core(const PmuDevices &pmus, const char *name, 
 	}
 }
 
+// Intel CPUs of the Atom line, whose every core is an E-core (family 6).
+// Their event 0xC2 is UOPS_RETIRED with other unit masks: umask 0x00 counts
+// every retired uop (.ALL; TOPDOWN_RETIRING.ALL on Crestmont), umask 0x02 a
+// subset, not the P-cores' retirement slots.
+enum class IntelCore { P, AtomRetiredUops, AtomUnknown };
+
+IntelCore intel_core_kind(const CpuIdentity &cpu)
+{
+	if (cpu.family != 6)
+		return IntelCore::P;
+	switch (cpu.model) {
+	case 0x5C: // Goldmont (Apollo Lake)
+	case 0x5F: // Goldmont D (Denverton)
+	case 0x7A: // Goldmont Plus (Gemini Lake)
+	case 0x86: // Tremont D (Snow Ridge)
+	case 0x96: // Tremont (Elkhart Lake)
+	case 0x9C: // Tremont L (Jasper Lake)
+	case 0xBE: // Gracemont (Alder Lake-N)
+	case 0xAF: // Crestmont X (Sierra Forest)
+	case 0xB6: // Crestmont (Grand Ridge)
+	case 0xDD: // Darkmont X (Clearwater Forest)
+		return IntelCore::AtomRetiredUops;
+	case 0x37: // Silvermont, Airmont: another retired-uops encoding
+	case 0x4A:
+	case 0x4C:
+	case 0x4D:
+	case 0x5A:
+	case 0x5D:
+		return IntelCore::AtomUnknown;
+	default:
+		return IntelCore::P;
+	}
+}
+
 } // namespace
 
 std::vector<std::string> default_software_event_names()
@@ -87,8 +121,12 @@ CorePlan plan_core_events(const PmuDevices &pmus, const CpuIdentity &cpu)
 	// lack (PMCx087, before Linux 6.9) or a front-end one alone ("uop
 	// queue empty").
 	std::optional<PerfEventSpec> stall;
-	if (cpu.vendor == CpuVendor::Intel) // retirement slots used: UOPS_RETIRED.STALLS (.STALL_CYCLES)
+	if (cpu.vendor == CpuVendor::Intel && intel_core_kind(cpu) == IntelCore::P)
+		// retirement slots used: UOPS_RETIRED.STALLS (.STALL_CYCLES)
 		stall = raw_core(pmus, "stall-cycles", "event=0xc2,umask=0x02,inv=1,cmask=1");
+	else if (cpu.vendor == CpuVendor::Intel && intel_core_kind(cpu) == IntelCore::AtomRetiredUops)
+		// E-cores: UOPS_RETIRED.ALL (umask 0) inverted
+		stall = raw_core(pmus, "stall-cycles", "event=0xc2,umask=0x00,inv=1,cmask=1");
 	else if (cpu.vendor == CpuVendor::Amd) // retired ops, PMCx0C1: Zen 4's ex_no_retire.all
 		stall = raw_core(pmus, "stall-cycles", "event=0xc1,inv=1,cmask=1");
 	if (stall)
