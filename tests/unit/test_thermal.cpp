@@ -2,12 +2,15 @@
 // trees with hand-computed expectations, then this host.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "hwsig/fs.h"
 #include "hwsig/series.h"
 #include "hwsig/thermal.h"
+#include "test_procfs_tree.h"
 
 using namespace hwsig;
 using namespace hwsig::thermal;
@@ -153,6 +156,39 @@ TEST_CASE("thermal source on the Xeon fixture", "[thermal][fixture]")
 	CHECK(gauge_count(snap) == 3 + 2 * 65 + 1);
 	CHECK(headroom(snap, "system") == Approx(12.0));
 	CHECK(note_for(snap, "system") == nullptr);
+}
+
+// Issue 34, item 8: coretemp's crit is TjMax, but firmware may throttle
+// below it by the TCC activation offset (MSR 0x1A2, bits 29:24). Where the
+// msr driver lets hwsig read it, the throttle point is TjMax - offset and
+// the source says so; elsewhere TjMax, source "sysfs".
+TEST_CASE("thermal source: coretemp throttles at TjMax minus the MSR's TCC offset", "[thermal][fixture]")
+{
+	auto plain = collect(fixture("xeon-2s-256cpu-8node"));
+	CHECK(plain.gauges().at(series::kThermalHeadroom).source == "sysfs");
+
+	procfs_test::TempTree t;
+	std::filesystem::copy(fixture("xeon-2s-256cpu-8node"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	t.put("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+	t.put("sys/devices/system/cpu/cpu64/topology/physical_package_id", "1\n");
+	// Package 1's MSR (through CPU 64): TjMax 100, offset 10. Package 0
+	// has no readable MSR (no /dev/cpu/0/msr).
+	{
+		const std::uint64_t msr = (10ull << 24) | (100ull << 16) | (1ull << 31);
+		t.put("dev/cpu/64/msr", "");
+		std::fstream f(t.root() + "/dev/cpu/64/msr", std::ios::in | std::ios::out | std::ios::binary);
+		f.seekp(0x1A2);
+		f.write(reinterpret_cast<const char *>(&msr), sizeof(msr));
+	}
+	auto snap = collect(t.root());
+	CHECK(snap.gauges().at(series::kThermalHeadroom).source == "sysfs+msr");
+	CHECK(headroom(snap, "zone:coretemp.1/Core_17") == Approx(12.0 - 10));
+	CHECK(headroom(snap, "zone:coretemp.1/Package_id_1") == Approx(90.0 - 84.0));
+	CHECK(headroom(snap, "zone:coretemp.0/Core_3") == Approx(33.0)); // TjMax: no MSR
+	CHECK(headroom(snap, "zone:coretemp.0/Package_id_0") == Approx(100.0 - 71.0));
+	CHECK(headroom(snap, "zone:acpitz.0") == Approx(105.0 - 27.8)); // not coretemp
+	CHECK(headroom(snap, "system") == Approx(2.0));
 }
 
 TEST_CASE("thermal source on the AMD fixture", "[thermal][fixture]")

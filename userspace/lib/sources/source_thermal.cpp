@@ -139,6 +139,9 @@ using namespace thermal;
 
 constexpr const char *kMetric = series::kThermalHeadroom;
 constexpr const char *kSourceKind = "sysfs";
+// With the coretemp throttle points lowered by the TCC activation offset
+// read from MSR 0x1A2 (tcc_offset_c()).
+constexpr const char *kSourceKindMsr = "sysfs+msr";
 
 // "thermal_zone12" -> 12 for numeric ordering (list_dir sorts as text).
 std::optional<unsigned> index_after(std::string_view entry, std::string_view prefix)
@@ -173,6 +176,49 @@ std::string read_link_basename(const std::string &path)
 	return std::string(slash == std::string_view::npos ? target : target.substr(slash + 1));
 }
 
+// A CPU of package `package`, from the CPUs' topology in sysfs.
+std::optional<unsigned> package_cpu(const std::string &root, unsigned package)
+{
+	const std::string dir = join_path(root, "sys/devices/system/cpu");
+	for (const auto &[n, entry] : numbered_entries(dir, "cpu")) {
+		auto id = read_file(dir + "/" + entry + "/topology/physical_package_id", 64);
+		auto v = id.data ? parse_u64(trim(*id.data)) : std::nullopt;
+		if (v && *v == package)
+			return n;
+	}
+	return std::nullopt;
+}
+
+// The TCC activation offset of `package` in degrees: bits 29:24 of
+// MSR_IA32_TEMPERATURE_TARGET (0x1A2), through the msr driver's
+// /dev/cpu/N/msr of one of its CPUs. Firmware sets it to throttle below
+// TjMax. nullopt where the driver is not loaded, not allowed (root with
+// CAP_SYS_RAWIO), or the MSR cannot be read.
+std::optional<unsigned> tcc_offset_c(const std::string &root, unsigned package)
+{
+	auto cpu = package_cpu(root, package);
+	if (!cpu)
+		return std::nullopt;
+	Fd fd(::open(join_path(root, "/dev/cpu/" + std::to_string(*cpu) + "/msr").c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
+		return std::nullopt;
+	std::uint64_t value = 0;
+	if (::pread(fd.get(), &value, sizeof(value), 0x1A2) != static_cast<ssize_t>(sizeof(value)))
+		return std::nullopt;
+	return static_cast<unsigned>((value >> 24) & 0x3f);
+}
+
+// "Package id 3" (coretemp's package sensor label) -> 3.
+std::optional<unsigned> package_of_label(std::string_view label)
+{
+	constexpr std::string_view prefix = "Package id ";
+	label = trim(label);
+	if (!label.starts_with(prefix))
+		return std::nullopt;
+	auto n = parse_u64(label.substr(prefix.size()));
+	return n && *n <= UINT_MAX ? std::optional<unsigned>(static_cast<unsigned>(*n)) : std::nullopt;
+}
+
 // A short, printable excerpt of garbage for a note.
 std::string excerpt(std::string_view s)
 {
@@ -205,6 +251,7 @@ struct Layout {
 	std::vector<Slot> slots;
 	std::vector<Note> notes; // sensors without a throttle point
 	bool any_sensor = false; // a zone or hwmon temperature exists at all
+	bool tcc_offset_read = false; // a coretemp throttle point is TjMax - the MSR's offset
 
 	// A directory that cannot be opened stays an empty Fd: its sensors
 	// then read as ENOENT (see read_at).
@@ -323,8 +370,8 @@ bool is_zone_mirror(const std::string &hwmon_dir, const std::string &name, const
 
 // driver: the device's name attribute ("coretemp"); device_name: that name
 // made unique among the host's devices ("coretemp.1"), for scopes.
-void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, const std::string &driver,
-		       const std::string &device_name, Layout &layout)
+void scan_hwmon_device(const std::string &root, const std::string &attr_dir, const std::string &entry,
+		       const std::string &driver, const std::string &device_name, Layout &layout)
 {
 	// Only files the directory lists are opened: most sensors lack _fault,
 	// many lack _max or _crit.
@@ -343,6 +390,7 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		std::string component;
 	};
 	std::vector<Sensor> sensors;
+	std::optional<unsigned> package;
 	for (const auto &file : listed) {
 		constexpr std::string_view suffix = "_input";
 		std::string_view f(file);
@@ -352,6 +400,8 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		if (!index)
 			continue;
 		auto label = read_attr(*index, "label");
+		if (label && !package)
+			package = package_of_label(*label);
 		std::string component = label ? scope_component(*label) : std::string();
 		sensors.push_back({*index, component.empty() ? "temp" + std::to_string(*index) : component});
 	}
@@ -361,6 +411,12 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		components.push_back(s.component);
 	components = disambiguate(components);
 	layout.any_sensor |= !sensors.empty();
+
+	// coretemp's crit is TjMax; firmware may throttle below it by the TCC
+	// activation offset, which only the MSR tells.
+	std::optional<unsigned> offset;
+	if (driver == "coretemp" && package)
+		offset = tcc_offset_c(root, *package);
 
 	std::vector<std::string> without_limit;
 	std::optional<std::size_t> dir;
@@ -376,6 +432,10 @@ void scan_hwmon_device(const std::string &attr_dir, const std::string &entry, co
 		if (!throttle) {
 			without_limit.push_back(components[i]);
 			continue;
+		}
+		if (offset && crit_c && *throttle == *crit_c && *offset < *crit_c) {
+			*throttle -= *offset;
+			layout.tcc_offset_read = true;
 		}
 		if (!dir)
 			dir = layout.add_dir(attr_dir);
@@ -422,7 +482,7 @@ void scan_hwmon(const std::string &root, const std::vector<std::string> &zone_ty
 		names.push_back(d.name);
 	names = disambiguate(names);
 	for (std::size_t i = 0; i < devices.size(); i++)
-		scan_hwmon_device(devices[i].attr_dir, devices[i].entry, devices[i].name, names[i], layout);
+		scan_hwmon_device(root, devices[i].attr_dir, devices[i].entry, devices[i].name, names[i], layout);
 }
 
 Layout scan(const std::string &root)
@@ -455,6 +515,7 @@ public:
 			stale_ = false;
 		}
 
+		const char *source = layout_->tcc_offset_read ? kSourceKindMsr : kSourceKind;
 		std::optional<double> lowest;
 		for (const auto &slot : layout_->slots) {
 			const Fd &dir = layout_->dirs[slot.dir];
@@ -485,7 +546,7 @@ public:
 				continue;
 			}
 			double headroom = slot.throttle_c - *temp;
-			snap.add_gauge(kMetric, slot.scope, headroom, kSourceKind);
+			snap.add_gauge(kMetric, slot.scope, headroom, source);
 			if (!lowest || headroom < *lowest)
 				lowest = headroom;
 		}
@@ -493,7 +554,7 @@ public:
 			snap.add_unavailable(kMetric, note.scope, UnavailableCode::unsupported, note.reason); // no throttle point
 
 		if (lowest)
-			snap.add_gauge(kMetric, "system", *lowest, kSourceKind);
+			snap.add_gauge(kMetric, "system", *lowest, source);
 		else if (!layout_->any_sensor)
 			snap.add_unavailable(kMetric, "system", UnavailableCode::unsupported,
 					     "no thermal zones or hwmon temperature sensors (typical inside a VM)");
