@@ -401,3 +401,36 @@ TEST_CASE("block source: a new disk behind a reused dev_t is left out of one sna
 	CHECK(r->value < 300); // not the first disk's
 	CHECK(s3.counts_from_zero(series::kIoReads));
 }
+
+// Issue 34, item 4: a detached loop device was shown at 0 req/s until the
+// names' refresh (5 s) noticed it. An idle disk whose generation ended
+// (its media gone: size 0, or its diskseq moved on) now leaves at the next
+// snapshot; an idle disk still attached stays.
+TEST_CASE("block source: a detached loop device leaves at the next snapshot, an idle attached one stays",
+	  "[block][source]")
+{
+	require_root();
+	SourcePtr source = make_bpf_block_source();
+	SourceContext ctx;
+	Snapshot s0, s1, s2, s3;
+	source->collect(ctx, s0); // attaches
+	REQUIRE(s0.unavailable().empty());
+	std::string scope;
+	{
+		LoopDevice loop(8ull << 20);
+		settle();
+		scope = "dev:" + loop.name();
+		hwsig_test::direct_reads(loop.path(), hwsig_test::random_offsets(100, 4096, loop.bytes(), 61), 4096);
+		source->collect(ctx, s1);
+		const CounterPoint *r = s1.counter(series::kIoReads, scope);
+		REQUIRE(r);
+		CHECK(r->value >= 100);
+		source->collect(ctx, s2); // idle, attached
+		const CounterPoint *idle = s2.counter(series::kIoReads, scope);
+		REQUIRE(idle);
+		CHECK(idle->value == r->value);
+	} // detached (LOOP_CLR_FD), its file removed
+	source->collect(ctx, s3);
+	CHECK(s3.counter(series::kIoReads, scope) == nullptr);
+	CHECK(s3.histogram(series::kIoLatencyUs, scope) == nullptr);
+}

@@ -1,6 +1,7 @@
 #include "hwsig/block_device.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <string_view>
 
 #include "hwsig/fs.h"
@@ -90,6 +91,24 @@ const std::string &BlockDevNames::label(std::uint32_t kdev)
 bool BlockDevNames::gone(std::uint32_t kdev)
 {
 	return entry(kdev).gone;
+}
+
+bool BlockDevNames::ended(std::uint32_t kdev, std::uint64_t generation)
+{
+	const std::string dir = join_path(root_, "sys/dev/block/" + majmin(kdev_major(kdev), kdev_minor(kdev)));
+	auto size = media_.read(dir + "/size", 64);
+	if (!size.data) {
+		// The device left sysfs (a kept fd of a removed device reads
+		// ENODEV; a fresh open ENOENT), where sysfs itself is there.
+		return (size.err == ENODEV || size.err == ENOENT) && path_exists(join_path(root_, "sys/dev/block"));
+	}
+	if (auto sectors = parse_u64(trim(*size.data)); sectors && *sectors == 0)
+		return true;
+	if (!generation)
+		return false; // no diskseq on this kernel
+	auto seq = media_.read(dir + "/diskseq", 64);
+	auto now = seq.data ? parse_u64(trim(*seq.data)) : std::nullopt;
+	return now && (*now & 0xffffffffull) != (generation & 0xffffffffull);
 }
 
 } // namespace hwsig

@@ -92,9 +92,17 @@ public:
 				// device): its entries leave the map, and its counts are
 				// not reported (under MAJ:MIN it would come back as a
 				// stranger). Seen at the names' refresh (every 5 s).
-				if (names_.gone(dev)) {
+				// An idle disk whose generation ended (a loop device
+				// detached, a disk removed) goes at once, not at the
+				// refresh: it would show 0 req/s meanwhile.
+				const std::uint64_t requests = c.reads + c.writes;
+				auto last = requests_.find(dev);
+				const bool idle = last != requests_.end() && last->second == requests && !renewed;
+				requests_[dev] = requests;
+				if (names_.gone(dev) || (idle && names_.ended(dev, c.generation))) {
 					collector.forget(dev, c.generation);
 					generations_.erase(dev);
+					requests_.erase(dev);
 					continue;
 				}
 				if (renewed || dropped.count(dev))
@@ -119,6 +127,7 @@ private:
 	bpf_source::LazyCollector<BlockCollector> collector_;
 	BlockDevNames names_; // sysfs uevent read once per disk, again every 5 s
 	std::map<std::uint32_t, std::uint64_t> generations_;   // dev -> diskseq last reported
+	std::map<std::uint32_t, std::uint64_t> requests_;      // dev -> reads + writes last read
 	std::map<std::uint32_t, std::uint64_t> untracked_seen_; // dev -> untracked requests last read
 };
 

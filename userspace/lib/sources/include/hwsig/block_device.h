@@ -41,6 +41,13 @@ public:
 	// Looks kdev up again at its next label() or gone(), before the next
 	// refresh: a new disk seen behind a dev_t (a new generation).
 	void refresh(std::uint32_t kdev) { labels_.erase(kdev); }
+	// Whether the disk generation `generation` (its diskseq; 0 before
+	// 5.15) of kdev is over now, read now rather than at the refresh: the
+	// device left sysfs, its diskseq moved on (a loop device detached or
+	// attached to another file), or it has no media (size 0: a detached
+	// loop device where the diskseq stays). For a disk idle in an
+	// interval: one or two preads of kept fds.
+	bool ended(std::uint32_t kdev, std::uint64_t generation);
 	std::size_t size() const { return labels_.size(); }
 
 private:
@@ -55,6 +62,7 @@ private:
 	const Entry &entry(std::uint32_t kdev);
 	std::unordered_map<std::uint32_t, Entry> labels_;
 	FileCache uevents_{256}; // each disk's uevent kept open: one pread a refresh
+	FileCache media_{512};   // the idle disks' diskseq and size, kept open
 };
 
 } // namespace hwsig
