@@ -103,4 +103,11 @@ static __always_inline __u64 hwsig_time_slot(__u64 ns, bool in_ms, __u64 nr_slot
 		     : hwsig_slot_scaled(ns, 10, 1000, nr_slots);
 }
 
+/* The slot a block disk generation's search starts at (block.bpf.c's
+ * slot_of()), before the table's mask: Fibonacci hashing of its tag. */
+static __always_inline __u32 hwsig_block_hash(__u64 tag)
+{
+	return (__u32)((tag * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
 #endif

@@ -199,7 +199,7 @@ static __always_inline struct rq_info rq_info_raw(struct request *rq)
  * breaks no other disk's search. */
 static __always_inline __u32 slot_of(__u64 tag, struct hwsig_block_slot **out)
 {
-	__u32 h = (__u32)((tag * 0x9E3779B97F4A7C15ull) >> 40), i, idx, free = ~0u;
+	__u32 h = hwsig_block_hash(tag), i, idx, free = ~0u;
 	struct hwsig_block_slot *slot;
 	__u64 one = 1, *n;
 

@@ -21,6 +21,7 @@
 #endif
 
 #include "../../bpf/bits.bpf.h"
+#include "../../bpf/hwsig_block.h"
 
 namespace {
 
@@ -330,4 +331,51 @@ TEST_CASE("bpf bits: hwsig_slot_scaled is exact unclamped below 2^62", "[bpf-bit
 		expect64((i & 1) ? r >> (rng() % 62) : r);
 	}
 	report(m);
+}
+
+// Issue 34, item 7: the table of disks (block.bpf.c's slot_of()) with the
+// program's hash and probe rule: search from the hash slot for the tag,
+// else claim the first free slot from there, within `probes` slots. Disks
+// of a host's usual kinds (NVMe, virtio, SCSI, device-mapper, loop), each
+// with a diskseq, arrive one by one. With 16 probes some disk found no free
+// slot well before the 256 the note promised; searching the whole table,
+// every one of 256 finds a slot.
+TEST_CASE("block table: a new disk finds a free slot until the table is full", "[bpf][bits]")
+{
+	constexpr unsigned kSlots = HWSIG_BLOCK_MAX_DEVS, kMask = kSlots - 1;
+	auto first_refused = [&](unsigned probes, std::uint32_t seed) -> unsigned {
+		std::vector<std::uint64_t> table(kSlots, 0);
+		std::mt19937 rng(seed);
+		const unsigned majors[] = {259, 253, 252, 8, 254, 7};
+		std::vector<unsigned> minors(std::size(majors), 0);
+		std::uint64_t diskseq = 1 + rng() % 100;
+		for (unsigned n = 0; n < kSlots; ++n) {
+			const unsigned k = rng() % std::size(majors);
+			const std::uint32_t dev = (majors[k] << 20) | minors[k]++;
+			diskseq += 1 + rng() % 8;
+			const std::uint64_t tag = HWSIG_BLOCK_TAG(dev, diskseq);
+			const std::uint32_t h = hwsig_block_hash(tag);
+			bool placed = false;
+			for (unsigned i = 0; i < probes && i <= kMask && !placed; ++i) {
+				std::uint64_t &slot = table[(h + i) & kMask];
+				if (!slot) {
+					slot = tag;
+					placed = true;
+				}
+			}
+			if (!placed)
+				return n + 1; // the disk that found none
+		}
+		return 0; // every disk placed
+	};
+	unsigned earliest = kSlots;
+	for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+		INFO("seed " << seed);
+		CHECK(first_refused(HWSIG_BLOCK_PROBES, seed) == 0);
+		const unsigned refused = first_refused(16, seed);
+		if (refused)
+			earliest = std::min(earliest, refused);
+	}
+	INFO("with 16 probes the first disk refused came at " << earliest << " of " << kSlots);
+	CHECK(earliest < kSlots); // the old rule fails the capacity it states
 }
