@@ -3,6 +3,8 @@
 // of one collect.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "derive_check.h"
 #include "hwsig/error.h"
 #include "hwsig/multiplex.h"
@@ -167,20 +169,14 @@ TEST_CASE("ScaledCounters: a failed read makes its sums unknown, never a drop an
 	for (std::size_t i = 1; i < snaps.size(); ++i) {
 		INFO("interval " << i - 1 << ".." << i);
 		auto iv = checked_derive(snaps[i - 1], snaps[i], {id});
-		const Metric *system = nullptr, *cpu1 = nullptr;
-		for (const auto &m : iv.metrics) {
-			if (m.id == id && m.scope == "system")
-				system = &m;
-			if (m.id == id && m.scope == "cpu:1")
-				cpu1 = &m;
-		}
-		const UnavailableNote *why = nullptr, *why1 = nullptr;
-		for (const auto &u : iv.unavailable) {
-			if (u.id == id && u.scope == "system")
-				why = &u;
-			if (u.id == id && u.scope == "cpu:1")
-				why1 = &u;
-		}
+		// The value or the note of id at a scope, in iv's metrics or notes.
+		auto at = [&](const auto &list, const char *scope) {
+			auto it = std::find_if(list.begin(), list.end(),
+					       [&](const auto &x) { return x.id == id && x.scope == scope; });
+			return it == list.end() ? nullptr : &*it;
+		};
+		const Metric *system = at(iv.metrics, "system"), *cpu1 = at(iv.metrics, "cpu:1");
+		const UnavailableNote *why = at(iv.unavailable, "system"), *why1 = at(iv.unavailable, "cpu:1");
 		if (i == 2 || i == 3) { // the failed read, then the read that holds two intervals
 			CHECK_FALSE(system);
 			CHECK_FALSE(cpu1);
