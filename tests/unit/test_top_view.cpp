@@ -362,3 +362,38 @@ TEST_CASE("top: memory bandwidth from resctrl where it is on, else the LLC-miss 
 	CHECK(j.find("\"mem_bps\":2e+09") != std::string::npos);
 	CHECK(j.find("\"llc_occupancy_bytes\":12582912") != std::string::npos);
 }
+
+// Issue 34, item 6 in top: a p99 that is an upper bound (every wait or
+// request under 2 us) reads "<2.00µs" in the RUNQ99 and IO99 columns; the
+// worst disk's p99 is a bound only when a bound is the largest.
+TEST_CASE("top: a p99 that is an upper bound reads '<'", "[top]")
+{
+	Interval iv;
+	iv.interval_s = 1;
+	auto bounded = [&](const std::string &id, const std::string &scope, double value, bool bound) {
+		add(iv, id, scope, value);
+		iv.metrics.back().upper_bound = bound;
+	};
+	bounded("sched.runq_wait_p99_us", "system", 2, true);
+	bounded("io.latency_p99_us", "dev:vda", 2, true);
+	bounded("io.latency_p99_us", "dev:vdb", 1.5, false);
+	bounded("sched.runq_wait_p99_us", "vm:idle", 2, true);
+	bounded("sched.runq_wait_p99_us", "vm:busy", 3.5, false);
+	auto rows = top_rows(iv, {vm(100, "idle", 1), vm(200, "busy", 1)});
+	CHECK(row(rows, "host").runq_p99_bound);
+	CHECK(row(rows, "host").io_p99_bound);
+	CHECK(row(rows, "idle").runq_p99_bound);
+	CHECK_FALSE(row(rows, "busy").runq_p99_bound);
+	TopTableOptions o;
+	o.width = 200;
+	std::string t = render_top_table(rows, o);
+	INFO(t);
+	std::size_t bounds = 0;
+	for (std::size_t at = t.find("<2.00µs"); at != std::string::npos; at = t.find("<2.00µs", at + 1))
+		++bounds;
+	CHECK(bounds == 3); // host RUNQ99 and IO99, idle's RUNQ99
+	CHECK(t.find("3.50µs") != std::string::npos);
+	// A larger estimate beside the bound: the worst disk is an estimate.
+	bounded("io.latency_p99_us", "dev:vdc", 2.5, false);
+	CHECK_FALSE(top_rows(iv, {})[0].io_p99_bound);
+}

@@ -39,18 +39,24 @@ public:
 		};
 		for (const Metric &m : iv.metrics)
 			if (read.count(m.id))
-				by_key_[{m.id, m.scope}] = m.value;
+				by_key_[{m.id, m.scope}] = {m.value, m.upper_bound};
 	}
 	std::optional<double> get(const std::string &id, const std::string &scope) const
 	{
 		auto it = by_key_.find({id, scope});
-		if (it == by_key_.end() || !std::isfinite(it->second))
+		if (it == by_key_.end() || !std::isfinite(it->second.first))
 			return std::nullopt;
-		return it->second;
+		return it->second.first;
+	}
+	// Whether the value is an upper bound (Metric::upper_bound).
+	bool bound(const std::string &id, const std::string &scope) const
+	{
+		auto it = by_key_.find({id, scope});
+		return it != by_key_.end() && it->second.second;
 	}
 
 private:
-	std::map<std::pair<std::string, std::string>, double> by_key_;
+	std::map<std::pair<std::string, std::string>, std::pair<double, bool>> by_key_;
 };
 
 // Memory bandwidth: resctrl's MBM where it is on, else what LLC misses
@@ -81,6 +87,9 @@ TopRow host_row(const Interval &iv, const Values &v)
 			iops += m.value;
 			any_io = true;
 		} else if (m.id == metric_id::kIoLatencyP99Us) {
+			// The worst disk's: a bound when a bound is the largest.
+			if (!any_p99 || m.value > io_p99 || (m.value == io_p99 && m.upper_bound))
+				r.io_p99_bound = m.upper_bound;
 			io_p99 = std::max(io_p99, m.value);
 			any_p99 = true;
 		}
@@ -88,6 +97,7 @@ TopRow host_row(const Interval &iv, const Values &v)
 	if (auto busy = v.get(metric_id::kSchedCpuBusyRatio, "system"); busy && cpus)
 		r.cpus = *busy * static_cast<double>(cpus);
 	r.runq_p99_us = v.get(metric_id::kSchedRunqWaitP99Us, "system");
+	r.runq_p99_bound = v.bound(metric_id::kSchedRunqWaitP99Us, "system");
 	r.preempt_ps = v.get(metric_id::kSchedInvoluntaryCtxswPs, "system");
 	if (any_io)
 		r.iops = iops;
@@ -239,6 +249,7 @@ TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules, const V
 	r.cpus = v.get(metric_id::kSchedVcpuCpus, scope);
 	r.vcpu_wait = v.get(metric_id::kSchedVcpuWaitRatio, scope);
 	r.runq_p99_us = v.get(metric_id::kSchedRunqWaitP99Us, scope);
+	r.runq_p99_bound = v.bound(metric_id::kSchedRunqWaitP99Us, scope);
 	r.preempt_ps = v.get(metric_id::kSchedInvoluntaryCtxswPs, scope);
 	r.vhost_depth_p99 = v.get(metric_id::kVhostQueueDepthP99, scope);
 	r.vhost_stalls_ps = v.get(metric_id::kVhostRingStallsPs, scope);
@@ -249,6 +260,7 @@ TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules, const V
 	if (reads || writes)
 		r.iops = reads.value_or(0) + writes.value_or(0);
 	r.io_p99_us = v.get(metric_id::kIoLatencyP99Us, scope);
+	r.io_p99_bound = v.bound(metric_id::kIoLatencyP99Us, scope);
 	set_culprit(shared.culprits, vm.name, r);
 	judge(shared.disks, scope, r, rules);
 	return r;
@@ -269,7 +281,7 @@ std::string cell(const TopRow &r, const TopColumn &c)
 	case Kind::Percent: return percent(*v);
 	case Kind::TimeUs: {
 		HumanValue h = human_time_us(*v);
-		return h.number + h.unit;
+		return (c.bound && r.*c.bound ? "<" : "") + h.number + h.unit;
 	}
 	case Kind::Count: return std::to_string(std::llround(*v));
 	case Kind::Rate: return sig3_grouped(*v);
@@ -313,12 +325,12 @@ const std::vector<TopColumn> &top_columns()
 		{"VCPU", "vcpus", 4, Kind::Count, &TopRow::vcpus},
 		{"CPUS", "cpus", 5, Kind::Cpus, &TopRow::cpus},
 		{"WAIT%", "vcpu_wait_ratio", 6, Kind::Percent, &TopRow::vcpu_wait},
-		{"RUNQ99", "runq_wait_p99_us", 7, Kind::TimeUs, &TopRow::runq_p99_us},
+		{"RUNQ99", "runq_wait_p99_us", 7, Kind::TimeUs, &TopRow::runq_p99_us, nullptr, &TopRow::runq_p99_bound},
 		{"CULPRIT", "culprit", 14, Kind::Text, nullptr, &TopRow::culprit},
 		{"SHARE", "culprit_share", 5, Kind::Percent, &TopRow::culprit_share},
 		{"PREEMPT/S", "preemptions_ps", 9, Kind::Rate, &TopRow::preempt_ps},
 		{"IOPS", "iops", 6, Kind::Rate, &TopRow::iops},
-		{"IO99", "io_latency_p99_us", 7, Kind::TimeUs, &TopRow::io_p99_us},
+		{"IO99", "io_latency_p99_us", 7, Kind::TimeUs, &TopRow::io_p99_us, nullptr, &TopRow::io_p99_bound},
 		{"VQ99", "vhost_depth_p99", 5, Kind::Plain, &TopRow::vhost_depth_p99},
 		{"STALL/S", "vhost_stalls_ps", 7, Kind::Rate, &TopRow::vhost_stalls_ps},
 		{"IPC", "ipc", 4, Kind::Plain, &TopRow::ipc},

@@ -23,11 +23,14 @@ struct TopRow {
 	std::optional<double> cpus;            // CPUs busy: the VM's vCPU threads, or the whole host
 	std::optional<double> vcpu_wait;       // sched.vcpu_wait_ratio (share of vCPU time)
 	std::optional<double> runq_p99_us;     // sched.runq_wait_p99_us
+	bool runq_p99_bound = false;           // an upper bound (Metric::upper_bound): shown "<"
+
 	std::string culprit;                   // top culprit of the VM's waits (not idle), "" if none
 	std::optional<double> culprit_share;   // its share of all the VM's run-queue wait
 	std::optional<double> preempt_ps;      // sched.involuntary_ctxsw_ps
 	std::optional<double> iops;            // reads + writes per second: host: all disks; VM: its own
 	std::optional<double> io_p99_us;       // host: the worst disk's p99; VM: of its own requests
+	bool io_p99_bound = false;             // an upper bound: shown "<"
 	std::optional<double> vhost_depth_p99; // vhost.queue_depth_p99
 	std::optional<double> vhost_stalls_ps; // vhost.ring_stalls_ps
 	std::optional<double> ipc;             // cpu.ipc
@@ -57,6 +60,7 @@ struct TopColumn {
 	Kind kind;
 	std::optional<double> TopRow::*value = nullptr; // a number column
 	std::string TopRow::*text = nullptr;            // a text column
+	bool TopRow::*bound = nullptr;                  // the value may be an upper bound
 };
 const std::vector<TopColumn> &top_columns();
 // The column named (header, any case, or its JSON field); nullptr if none.
