@@ -12,6 +12,7 @@
 #include <exception>
 #include <map>
 #include <unordered_map>
+#include <vector>
 
 #include "hwsig/docs.h"
 #include "hwsig/fd.h"
@@ -105,26 +106,35 @@ private:
 	struct SystemCounters {
 		bool started = false;
 		double delay_ns = 0, timeslices = 0;
-		std::map<unsigned, std::pair<std::uint64_t, std::uint64_t>> last; // cpu -> (delay, slices)
+		struct Seen {
+			std::uint64_t delay_ns = 0, timeslices = 0;
+			bool listed = false;
+		};
+		std::vector<Seen> last, now; // by CPU number; kept: no allocation per read
 
 		void advance(const std::vector<SchedstatCpu> &cpus)
 		{
-			std::map<unsigned, std::pair<std::uint64_t, std::uint64_t>> now;
+			now.assign(last.size(), Seen{});
 			for (const auto &cpu : cpus) {
-				now[cpu.cpu] = {cpu.run_delay_ns, cpu.timeslices};
-				auto before = last.find(cpu.cpu);
+				if (cpu.cpu >= now.size())
+					now.resize(cpu.cpu + 1);
+				now[cpu.cpu] = {cpu.run_delay_ns, cpu.timeslices, true};
 				if (!started) {
 					// The first read: the sum, as the kernel has it.
 					delay_ns += static_cast<double>(cpu.run_delay_ns);
 					timeslices += static_cast<double>(cpu.timeslices);
-				} else if (before != last.end() && cpu.run_delay_ns >= before->second.first &&
-					   cpu.timeslices >= before->second.second) {
-					delay_ns += static_cast<double>(cpu.run_delay_ns - before->second.first);
-					timeslices += static_cast<double>(cpu.timeslices - before->second.second);
+					continue;
+				}
+				if (cpu.cpu >= last.size() || !last[cpu.cpu].listed)
+					continue; // (back) online: from its next read
+				const Seen &before = last[cpu.cpu];
+				if (cpu.run_delay_ns >= before.delay_ns && cpu.timeslices >= before.timeslices) {
+					delay_ns += static_cast<double>(cpu.run_delay_ns - before.delay_ns);
+					timeslices += static_cast<double>(cpu.timeslices - before.timeslices);
 				}
 			}
 			started = true;
-			last = std::move(now);
+			std::swap(last, now);
 		}
 	};
 
