@@ -16,8 +16,8 @@
  * finds no free slot is counted in `untracked`, never silently dropped. */
 #define HWSIG_BLOCK_MAX_DEVS 256
 /* Slots a disk may take, from the one its tag hashes to: all of them, so
- * that the table's stated capacity is real (with 16, a new disk found no
- * free slot among its 16 from 164 to 252 disks in 256 slots). A disk is
+ * that the table's stated capacity is real (a search of 16 refused new
+ * disks well before 256: bench/RESULTS.md). A disk is
  * found after as many probes as it lies from its hash slot: one or two
  * while the table is sparse; only a disk that finds no slot at all probes
  * every slot on each request. */
