@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "hwsig/cpu_identity.h"
 #include "hwsig/error.h"
 #include "hwsig/fd.h"
 #include "hwsig/fs.h"
@@ -176,16 +177,12 @@ std::string read_link_basename(const std::string &path)
 	return std::string(slash == std::string_view::npos ? target : target.substr(slash + 1));
 }
 
-// A CPU of package `package`, from the CPUs' topology in sysfs.
+// A CPU of package `package` (cpu_socket(): its topology in sysfs).
 std::optional<unsigned> package_cpu(const std::string &root, unsigned package)
 {
-	const std::string dir = join_path(root, "sys/devices/system/cpu");
-	for (const auto &[n, entry] : numbered_entries(dir, "cpu")) {
-		auto id = read_file(dir + "/" + entry + "/topology/physical_package_id", 64);
-		auto v = id.data ? parse_u64(trim(*id.data)) : std::nullopt;
-		if (v && *v == package)
+	for (const auto &[n, entry] : numbered_entries(join_path(root, "sys/devices/system/cpu"), "cpu"))
+		if (cpu_socket(root, n) == package)
 			return n;
-	}
 	return std::nullopt;
 }
 
