@@ -94,25 +94,24 @@ public:
 	// metric family; system rows only where there are no others.
 	Cell fold(const std::vector<std::string> &ids, bool max, Scope::Kind kind)
 	{
-		bool any = false, mark = false, bound = false;
-		double acc = 0;
+		bool any = false, mark = false;
+		double sum = 0;
+		LargestValue largest;
 		std::string unit;
 		for (const auto &m : iv_.metrics) {
 			if (std::find(ids.begin(), ids.end(), m.id) == ids.end() || !scope_visible(m.scope, opt_) ||
 			    Scope::parse(m.scope).kind() != kind)
 				continue;
-			// The largest of some bounds and estimates is a bound when
-			// a bound is the largest.
-			if (max && (!any || m.value > acc || (m.value == acc && m.upper_bound)))
-				bound = m.upper_bound;
-			acc = any ? (max ? std::max(acc, m.value) : acc + m.value) : m.value;
+			sum += m.value;
+			largest.add(m.value, m.upper_bound);
 			any = true;
 			unit = m.unit;
 			mark = mark || marked(m.id, m.scope);
 		}
 		if (!any)
 			return {};
-		return {compact_text(acc, unit, bound), mark};
+		return max ? Cell{compact_text(largest.value, unit, largest.upper_bound), mark}
+			   : Cell{compact_text(sum, unit), mark};
 	}
 
 private:

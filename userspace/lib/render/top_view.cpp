@@ -75,8 +75,9 @@ TopRow host_row(const Interval &iv, const Values &v)
 	r.name = "host";
 	r.host = true;
 	std::size_t cpus = 0;
-	double iops = 0, io_p99 = 0;
-	bool any_io = false, any_p99 = false;
+	double iops = 0;
+	bool any_io = false;
+	LargestValue io_p99; // the worst disk's
 	for (const Metric &m : iv.metrics) {
 		const Scope::Kind kind = Scope::kind_of(m.scope);
 		if (m.id == metric_id::kSchedCpuBusyRatio && kind == Scope::Kind::Cpu)
@@ -87,11 +88,7 @@ TopRow host_row(const Interval &iv, const Values &v)
 			iops += m.value;
 			any_io = true;
 		} else if (m.id == metric_id::kIoLatencyP99Us) {
-			// The worst disk's: a bound when a bound is the largest.
-			if (!any_p99 || m.value > io_p99 || (m.value == io_p99 && m.upper_bound))
-				r.io_p99_bound = m.upper_bound;
-			io_p99 = std::max(io_p99, m.value);
-			any_p99 = true;
+			io_p99.add(m.value, m.upper_bound);
 		}
 	}
 	if (auto busy = v.get(metric_id::kSchedCpuBusyRatio, "system"); busy && cpus)
@@ -101,8 +98,10 @@ TopRow host_row(const Interval &iv, const Values &v)
 	r.preempt_ps = v.get(metric_id::kSchedInvoluntaryCtxswPs, "system");
 	if (any_io)
 		r.iops = iops;
-	if (any_p99)
-		r.io_p99_us = io_p99;
+	if (io_p99.any) {
+		r.io_p99_us = io_p99.value;
+		r.io_p99_bound = io_p99.upper_bound;
+	}
 	r.ipc = v.get(metric_id::kCpuIpc, "system");
 	r.llc_mpki = v.get(metric_id::kCpuLlcMpki, "system");
 	memory(v, "system", r);

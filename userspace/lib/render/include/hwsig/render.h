@@ -74,4 +74,21 @@ std::string wrap(const std::string &text, std::size_t first_used, std::size_t in
 
 inline constexpr std::size_t kMaxVerdictLines = 3;
 
+// The largest of several values, some of them upper bounds
+// (Metric::upper_bound): a bound when a bound is the largest (the worst
+// disk's p99 in top and the compact line).
+struct LargestValue {
+	bool any = false;
+	double value = 0;
+	bool upper_bound = false;
+	void add(double v, bool bound)
+	{
+		if (!any || v > value || (v == value && bound)) {
+			value = v;
+			upper_bound = bound;
+		}
+		any = true;
+	}
+};
+
 } // namespace hwsig
