@@ -223,7 +223,7 @@ static __always_inline __u32 slot_of(__u64 tag, struct hwsig_block_slot **out)
 		if (!slot)
 			break;
 		if (!slot->tag && __sync_val_compare_and_swap(&slot->tag, 0, tag) == 0) {
-			slot->last_end = 0;
+			__builtin_memset(slot->heads, 0, sizeof(slot->heads));
 			*out = slot;
 			return idx;
 		}
@@ -259,6 +259,45 @@ static __always_inline int on_issue(struct request *rq, __u32 op, __u32 bytes)
 	return 0;
 }
 
+/* The seek distance of a request from [start, end): its gap to the nearest
+ * stream head. A request that continues a stream (gap 0 or 1 sector)
+ * moves that head on; one that seeks starts a stream in an unused head,
+ * or, all being used, moves the nearest. So up to HWSIG_BLOCK_HEADS
+ * interleaved sequential streams each read as sequential, and a random
+ * request lands near a head of the random I/O rather than taking a
+ * stream's head away (most of the time). Concurrent completions on
+ * other CPUs may race on a head: at worst one gap is measured from a
+ * stale end, as with one head. */
+static __always_inline void count_seek(struct hwsig_block_slot *slot, struct hwsig_block_stats *s,
+				       __u64 start, __u64 end)
+{
+	__u64 head, gap, best_gap = ~0ULL;
+	int h, nearest = -1, unused = -1;
+
+	for (h = 0; h < HWSIG_BLOCK_HEADS; h++) {
+		head = slot->heads[h];
+		if (!head) {
+			if (unused < 0)
+				unused = h;
+			continue;
+		}
+		gap = start >= head ? start - head : head - start;
+		if (gap < best_gap) {
+			best_gap = gap;
+			nearest = h;
+		}
+	}
+	if (nearest < 0) { /* the disk's first request: nothing to measure from */
+		slot->heads[0] = end;
+		return;
+	}
+	s->seek[hwsig_slot(best_gap, HWSIG_BLOCK_SEEK_SLOTS)]++;
+	if (best_gap > 1 && unused >= 0)
+		slot->heads[unused] = end;
+	else
+		slot->heads[nearest] = end;
+}
+
 /* nr_bytes: what this completion completes; a request completes in parts
  * when a driver ends it piecewise (blk_update_request with part of its
  * bytes): every part's bytes are counted, the request itself (count,
@@ -269,7 +308,7 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	struct hwsig_block_slot *slot = NULL;
 	struct hwsig_block_stats *s;
 	struct rq_info info;
-	__u64 now, sectors, end, last;
+	__u64 now, sectors, end;
 	__u32 idx;
 
 	/* Flushes, discards, write-zeroes, zone and driver-private requests
@@ -336,16 +375,8 @@ static __always_inline int on_complete(struct request *rq, unsigned int nr_bytes
 	/* The request's end is the end of what is left; its start, its size
 	 * before that (earlier parts moved __sector on). */
 	end = info.sector + (info.left >> 9);
-	if (!slot)
-		return 0;
-	last = slot->last_end;
-	if (last) {
-		__u64 start = end - sectors;
-		__u64 gap = start >= last ? start - last : last - start;
-
-		s->seek[hwsig_slot(gap, HWSIG_BLOCK_SEEK_SLOTS)]++;
-	}
-	slot->last_end = end;
+	if (slot)
+		count_seek(slot, s, end - sectors, end);
 	return 0;
 }
 

@@ -22,7 +22,7 @@ struct BlockCounts {
 	Histogram latency_us;   // issue -> complete, log2 us
 	Histogram queue_us;     // allocation -> issue, log2 us
 	Histogram size_kib;     // request size as issued, log2 KiB
-	Histogram seek_sectors; // log2 sectors from the previous completed request's end
+	Histogram seek_sectors; // log2 sectors from the nearest stream head
 };
 
 // Where the issue time of a request comes from.

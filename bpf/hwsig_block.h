@@ -10,6 +10,12 @@
 /* log2 sectors (512 B) of the seek distance: slot 0 = gap 0 or 1 sector
  * (sequential), slot k = [2^k, 2^(k+1)) sectors. 2^48 sectors = 128 PiB. */
 #define HWSIG_BLOCK_SEEK_SLOTS 48
+/* Streams followed per disk: a request's seek distance is measured from
+ * the nearest of this many recent request ends, so that a sequential
+ * stream beside random I/O (a log writer beside VM images) reads as
+ * sequential rather than as jumps to and from it (Documentation/metrics.rst,
+ * io.pattern_entropy). */
+#define HWSIG_BLOCK_HEADS 4
 /* Disk generations tracked at once: the slots of the table (a power of
  * two). Userspace frees the slots of disks that went away and of older
  * generations, so this bounds the disks with I/O at one time; a disk that
@@ -38,8 +44,9 @@
 /* A slot of the table (ARRAY `slots`), shared by every CPU; the same index
  * of the PERCPU_ARRAY `dev_stats` holds the disk's statistics. */
 struct hwsig_block_slot {
-	__u64 tag;      /* HWSIG_BLOCK_TAG; 0: free */
-	__u64 last_end; /* end sector of its last completed request; 0: none yet */
+	__u64 tag; /* HWSIG_BLOCK_TAG; 0: free */
+	/* End sectors of the streams' last completed requests; 0: unused. */
+	__u64 heads[HWSIG_BLOCK_HEADS];
 };
 
 /* Per disk generation, in a PERCPU_ARRAY indexed like `slots`: each CPU
@@ -57,7 +64,7 @@ struct hwsig_block_stats {
 	__u64 latency[HWSIG_BLOCK_TIME_SLOTS]; /* issue -> complete, log2 us */
 	__u64 queue[HWSIG_BLOCK_TIME_SLOTS];   /* allocation -> issue, log2 us */
 	__u64 size[HWSIG_BLOCK_SIZE_SLOTS];    /* request size as issued, log2 KiB */
-	__u64 seek[HWSIG_BLOCK_SEEK_SLOTS];    /* log2 sectors from the previous completed request's end */
+	__u64 seek[HWSIG_BLOCK_SEEK_SLOTS];    /* log2 sectors from the nearest stream head */
 };
 
 /* Kernel dev_t packing (MINORBITS = 20), unlike userspace's makedev(). */

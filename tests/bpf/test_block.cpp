@@ -6,10 +6,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -225,6 +229,72 @@ TEST_CASE("block source: dev:loopN series, sequential vs random pattern entropy"
 	CHECK(within(static_cast<std::uint64_t>(b2->value - b1->value), kN * 4096, 0.01));
 	Histogram sizes = hist_delta(s1, s2, series::kIoSizeKib);
 	CHECK(within(sizes.counts.at(2), kN, 0.01)); // 4 KiB: log2 KiB slot 2
+}
+
+// io.pattern_entropy weighted by requests, with the seek distance measured
+// from the nearest stream head: p% random reads in a 16 MiB region beside a
+// sequential reader 192 MiB away read about p/100 of random alone. The
+// old definition (distance from the previous request, entropy of all gaps,
+// anchored where 5% of the gaps were farther) read 0.22 at both 7% and
+// 93%: the jumps to and from the distant reader moved its anchor above the
+// random reads' octaves.
+TEST_CASE("block source: a mix of random and sequential reads reads as the mix", "[block][source]")
+{
+	require_root();
+	LoopDevice loop(256ull << 20);
+	SourcePtr source = make_bpf_block_source();
+	SourceContext ctx;
+	Snapshot warm;
+	source->collect(ctx, warm);
+	REQUIRE(warm.unavailable().empty());
+	settle();
+	const std::string scope = "dev:" + loop.name();
+	constexpr std::size_t kN = 4000, kBlock = 4096;
+	std::uint64_t stream = 192ull << 20;
+	std::mt19937_64 rng(34);
+	std::map<unsigned, double> entropy;
+	std::map<unsigned, std::uint64_t> continued;
+	for (unsigned percent : {0u, 7u, 50u, 93u, 100u}) {
+		// Exactly percent% random, at places a seeded shuffle picks.
+		std::vector<bool> is_random(kN, false);
+		std::fill_n(is_random.begin(), kN * percent / 100, true);
+		std::shuffle(is_random.begin(), is_random.end(), rng);
+		std::uniform_int_distribution<std::uint64_t> pick(0, (16ull << 20) / kBlock - 1);
+		std::vector<std::uint64_t> offsets;
+		for (bool r : is_random) {
+			offsets.push_back(r ? pick(rng) * kBlock : stream);
+			if (!r)
+				stream += kBlock;
+		}
+		Snapshot before, after;
+		source->collect(ctx, before);
+		hwsig_test::direct_reads(loop.path(), offsets, kBlock);
+		source->collect(ctx, after);
+		const Histogram *a = before.histogram(series::kIoSeekSlots, scope);
+		const Histogram *b = after.histogram(series::kIoSeekSlots, scope);
+		REQUIRE(b);
+		auto d = a ? Histogram::delta(*a, *b) : std::optional<Histogram>(*b);
+		REQUIRE(d);
+		INFO(percent << "% random");
+		CHECK(within(d->total(), kN, 0.01));
+		auto e = seek_pattern_entropy(*d);
+		REQUIRE(e);
+		entropy[percent] = *e;
+		continued[percent] = d->counts.at(0);
+	}
+	for (auto [percent, e] : entropy)
+		UNSCOPED_INFO(percent << "% random: " << e << ", " << continued[percent] << " continued a stream");
+	// Every sequential read continues its stream (the random ones rarely
+	// land within a sector of a head: 1 in 4096 per head at most).
+	for (auto [percent, n] : continued) {
+		const double sequential = static_cast<double>(kN * (100 - percent) / 100);
+		CHECK(static_cast<double>(n) >= sequential - 2);
+		CHECK(static_cast<double>(n) <= sequential + 0.01 * kN);
+	}
+	CHECK(entropy[0] < 0.01);
+	CHECK(entropy[100] > 0.85);
+	for (unsigned percent : {7u, 50u, 93u})
+		CHECK(std::abs(entropy[percent] - entropy[100] * percent / 100) < 0.05);
 }
 
 TEST_CASE("flushes and discards are in no statistic: every histogram holds the reads and writes counted",

@@ -161,10 +161,11 @@ TEST_CASE("gauges, percentiles and entropy", "[derive]")
 	REQUIRE(find(iv, "sched.runq_wait_p50_us", "system"));
 	CHECK(find(iv, "sched.runq_wait_p50_us", "system")->value == Approx(24.0));
 	REQUIRE(find(iv, "io.pattern_entropy", "dev:vda"));
-	// Four equally full slots of 100 gaps, folded into 6 bins
-	// (seek_pattern_entropy): 2 bits + Miller-Madow 3 / (200 ln 2).
+	// Four equally full slots of 100 requests: 25 continued a stream, 75
+	// seeked, spread over three bins (seek_pattern_entropy): 3/4 of
+	// (log2 3 + Miller-Madow 2 / (150 ln 2)) / log2 5.
 	CHECK(find(iv, "io.pattern_entropy", "dev:vda")->value ==
-	      Approx((2.0 + 3 / (200 * std::log(2.0))) / std::log2(6.0)));
+	      Approx(0.75 * (std::log2(3.0) + 2 / (150 * std::log(2.0))) / std::log2(5.0)));
 	CHECK_FALSE(find(iv, "io.latency_p50_us", "dev:vdb"));
 	REQUIRE(find_unavailable(iv, "io.latency_p50_us", "dev:vdb"));
 }

@@ -115,88 +115,121 @@ TEST_CASE("normalized entropy of written-out distributions", "[histogram][exact]
 	CHECK(*normalized_entropy(hist(Histogram::Layout::Log2, {9})) == 0.0);
 }
 
-TEST_CASE("seek entropy: the fold boundary at every octave setting", "[histogram][exact]")
+TEST_CASE("seek entropy: the window's edges at every octave setting", "[histogram][exact]")
 {
-	// For o octaves over slots 0..top (top = o + 4): 8 gaps in slot 0, 4 in
-	// slot top-o (the nearest slot that is folded), 2 in slot top-o+1 (the
-	// farthest-down slot kept apart) and 2 in slot top. Folded bins:
-	// [8+4, 2, 0, ..., 0, 2] -> p = 3/4, 1/8, 1/8:
-	// -(3/4 log2 3/4 + 2 * 1/8 log2 1/8) / log2(o+1) = 1.0612781244591327 / log2(o+1).
-	// Keeping one octave fewer apart folds slot top-o+1 too: p = 7/8, 1/8.
-	// Plus the Miller-Madow correction for n = 16 gaps in 3 bins:
-	// (3 - 1) / (2 * 16) nats = 1 / (16 ln 2) bits.
-	const double h_bits = -(0.75 * std::log2(0.75) + 2 * 0.125 * std::log2(0.125)) + 1 / (16 * std::log(2.0));
-	CHECK(h_bits == Approx(1.1514465645146932).margin(kEps));
+	// For o octaves, seeks around a window [L, L+o-1] (L = 6): 4 in slot L
+	// (its lowest slot), 2 in slot L+o-1 (its top), 1 just below (L-1:
+	// folded into the lowest bin) and 1 just above (L+o: into the top
+	// bin). The window holds 6; one slot lower 5, one higher 3: it is the
+	// bulk. Bins [5, 0, ..., 0, 3] over 8 seeks, with 8 requests in slot 0
+	// (continuing a stream): seek share 1/2, spread
+	// (-(5/8 log2 5/8 + 3/8 log2 3/8) + Miller-Madow (2 - 1) / (2 * 8) nats)
+	// / log2 o. A window one octave narrower or wider, or anchored one
+	// slot off, puts the two single seeks in other bins.
+	const double h_bits = -(0.625 * std::log2(0.625) + 0.375 * std::log2(0.375)) + 1 / (16 * std::log(2.0));
+	CHECK(h_bits == Approx(1.0446024429805252).margin(kEps));
 	struct Case {
 		unsigned octaves;
 		double want;
 	};
-	for (Case c : {Case{2, 0.7264818971999567}, Case{3, 0.5757232822573466}, Case{5, 0.4454403358630778},
-		       Case{8, 0.36324094859997835}}) {
-		std::size_t top = c.octaves + 4;
-		std::vector<std::uint64_t> counts(top + 1, 0);
+	for (Case c : {Case{3, 0.32953538096492263}, Case{5, 0.22494289234895523}, Case{8, 0.17410040716342087}}) {
+		const std::size_t lo = 6;
+		std::vector<std::uint64_t> counts(lo + c.octaves + 3, 0);
 		counts[0] = 8;
-		counts[top - c.octaves] = 4;
-		counts[top - c.octaves + 1] = 2;
-		counts[top] = 2;
+		counts[lo] = 4;
+		counts[lo + c.octaves - 1] = 2;
+		counts[lo - 1] = 1;
+		counts[lo + c.octaves] = 1;
 		INFO("octaves " << c.octaves);
 		double e = *seek_pattern_entropy(hist(Histogram::Layout::Log2, counts), c.octaves);
 		CHECK(e == Approx(c.want).margin(kEps));
-		CHECK(e == Approx(h_bits / std::log2(c.octaves + 1.0)).margin(kEps));
+		CHECK(e == Approx(0.5 * h_bits / std::log2(c.octaves)).margin(kEps));
 	}
-	// Sequential: 0 exactly. Sequential with a rare far jump, 99 : 1: the
-	// 1% is under the 5% that moves the anchor, so it joins the anchor's
-	// bin: one bin, 0 exactly.
+	// Sequential: 0 exactly. Sequential with far jumps all alike (1% or
+	// 10% of the requests): one bin of seeks, no spread: 0 exactly.
 	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, {1000})) == 0.0);
 	std::vector<std::uint64_t> rare(30, 0);
 	rare[0] = 990;
 	rare[29] = 10;
 	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, rare)) == 0.0);
-	// 10% far jumps do move it: 900 gaps of 0 and 100 in slot 29, anchored
-	// there: p = 0.9, 0.1 plus 1 / (2000 ln 2) bits, over log2 6.
 	rare[0] = 900;
 	rare[29] = 100;
-	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, rare)) ==
-	      Approx((-(0.9 * std::log2(0.9) + 0.1 * std::log2(0.1)) + 1 / (2000 * std::log(2.0))) / std::log2(6.0))
-		      .margin(kEps));
+	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, rare)) == 0.0);
+	// Two distances, equally often, 18 octaves apart: the windows ending at
+	// either hold 10; the higher wins, the other folds into the lowest
+	// bin: two bins of 1/2, (1 + 1 / (40 ln 2)) / log2 5.
+	std::vector<std::uint64_t> two(30, 0);
+	two[2] = 10;
+	two[20] = 10;
+	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, two)) ==
+	      Approx((1 + 1 / (40 * std::log(2.0))) / std::log2(5.0)).margin(kEps));
+	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, two)) == Approx(0.44620993143738336).margin(kEps));
 }
+
+namespace {
+// |x - y| over all n^2 pairs of positions in [0, n), n = 2^k: slot 0 (gaps
+// 0 and 1) holds n + 2(n-1) = 3n - 2 pairs, slot j >= 1 (gaps [2^j,
+// 2^(j+1))) holds sum 2(n-d) = 2^j (2n - 3 * 2^j + 1).
+std::vector<std::uint64_t> uniform_gaps(int k)
+{
+	const std::uint64_t n = 1ull << k;
+	std::vector<std::uint64_t> counts(40, 0);
+	counts[0] = 3 * n - 2;
+	for (int j = 1; j < k; ++j)
+		counts[j] = (1ull << j) * (2 * n - 3 * (1ull << j) + 1);
+	return counts;
+}
+} // namespace
 
 TEST_CASE("seek entropy of uniform random offsets, exactly", "[histogram][exact]")
 {
-	// |x - y| over all n^2 pairs of positions in [0, n), n = 2^k: slot 0
-	// (gaps 0 and 1) holds n + 2(n-1) = 3n - 2 pairs, slot j >= 1 (gaps
-	// [2^j, 2^(j+1))) holds sum 2(n-d) = 2^j (2n - 3 * 2^j + 1). Folded and
-	// normalised with exact probabilities (count / n^2) outside the code
-	// under test; k = 12, octaves 5: bins [1028224, 999552, 1900800,
-	// 3408384, 5243904, 4196352] / 2^24 -> 0.9040246828242733, plus the
-	// Miller-Madow term 5 / (2 * 2^24 ln 2) / log2 6 -> 0.9040247659892373.
+	// Computed outside the code under test (exact counts, the rule of
+	// metrics.rst): k = 12, octaves 5: the window is slots 7..11, bins
+	// [2015490, 1900800, 3408384, 5243904, 4196352] over the 16764930
+	// seeks, seek share 16764930 / 2^24, with the Miller-Madow term.
 	struct Case {
 		int k;
 		unsigned octaves;
 		double want;
 	};
-	for (Case c : {Case{12, 3, 0.9910188527299915}, Case{12, 5, 0.9040247659892373}, Case{12, 8, 0.7710722617965386},
-		       Case{16, 3, 0.9910331345791453}, Case{16, 5, 0.9041902253604702},
-		       Case{16, 8, 0.771419905788378}}) {
-		const std::uint64_t n = 1ull << c.k;
-		std::vector<std::uint64_t> counts(40, 0);
-		counts[0] = 3 * n - 2;
-		for (int j = 1; j < c.k; ++j)
-			counts[j] = (1ull << j) * (2 * n - 3 * (1ull << j) + 1);
+	for (Case c : {Case{12, 3, 0.9750599998231675}, Case{12, 5, 0.9534263252936196}, Case{12, 8, 0.8081606062358336},
+		       Case{16, 3, 0.9755013790378674}, Case{16, 5, 0.9544228852485411},
+		       Case{16, 8, 0.8098397857951518}}) {
 		INFO("k " << c.k << " octaves " << c.octaves);
-		CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, counts), c.octaves) ==
+		CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, uniform_gaps(c.k)), c.octaves) ==
 		      Approx(c.want).margin(kEps));
 	}
 	// The default is 5 octaves.
-	std::vector<std::uint64_t> counts(40, 0);
-	counts[0] = 3 * 4096 - 2;
-	for (int j = 1; j < 12; ++j)
-		counts[j] = (1ull << j) * (2 * 4096 - 3 * (1ull << j) + 1);
-	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, counts)) == Approx(0.9040247659892373).margin(kEps));
-	// One far jump (a journal write) among them: the anchor stays at the
-	// random I/O's top octave (the old anchor, the highest non-empty slot,
-	// folded everything into "near": about 0.01).
+	std::vector<std::uint64_t> counts = uniform_gaps(12);
+	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, counts)) == Approx(0.9534263252936196).margin(kEps));
+	// One far jump (a journal write) among them joins the top bin.
 	counts[35] = 1;
 	const double with_jump = *seek_pattern_entropy(hist(Histogram::Layout::Log2, counts));
-	CHECK(with_jump == Approx(0.9040247659892373).margin(1e-6));
+	CHECK(with_jump == Approx(0.9534263197604166).margin(kEps));
+}
+
+TEST_CASE("seek entropy: a mix of random and sequential requests reads as the mix", "[histogram][exact]")
+{
+	// p% of the requests seek as uniform random ones do, the rest continue
+	// a stream (slot 0): p/100 times the value of the seeks alone (up to
+	// the Miller-Madow term, which shrinks with the larger sample: < 1e-7).
+	// The old definition (entropy of all gaps together) read a 50% mix
+	// 0.79 and a 7% one 0.27 beside 0.91 for random alone.
+	std::vector<std::uint64_t> seeks = uniform_gaps(12);
+	seeks[0] = 0;
+	std::uint64_t n_seeks = 0;
+	for (auto c : seeks)
+		n_seeks += c;
+	const double alone = *seek_pattern_entropy(hist(Histogram::Layout::Log2, seeks));
+	CHECK(alone == Approx(0.9541250335991454).margin(kEps));
+	for (std::uint64_t p : {7, 50, 93}) {
+		std::vector<std::uint64_t> mix = seeks;
+		for (auto &c : mix)
+			c *= p;
+		mix[0] = (100 - p) * n_seeks;
+		INFO(p << "% random");
+		CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, mix)) ==
+		      Approx(alone * static_cast<double>(p) / 100).margin(1e-6));
+	}
+	CHECK(*seek_pattern_entropy(hist(Histogram::Layout::Log2, {1000, 0, 0})) == 0.0);
 }

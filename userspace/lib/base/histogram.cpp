@@ -163,20 +163,32 @@ std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves)
 	const std::uint64_t total = h.total();
 	if (total == 0 || octaves == 0)
 		return std::nullopt;
-	std::size_t anchor = 0;
-	std::uint64_t at_or_above = 0;
-	for (std::size_t i = h.counts.size(); i-- > 0;) {
-		at_or_above += h.counts[i];
-		if (at_or_above * 20 >= total) { // 5%
-			anchor = i;
-			break;
+	const std::uint64_t seeks = total - (h.counts.empty() ? 0 : h.counts[0]);
+	if (seeks == 0 || octaves == 1)
+		return 0.0;
+	// The window of `octaves` slots up to a seek's slot `top` holding the
+	// most seeks (the higher on a tie). Its top holds seeks, so that the
+	// distances it keeps apart are there.
+	const std::size_t slots = h.counts.size();
+	std::size_t top = 1;
+	std::uint64_t best = 0;
+	for (std::size_t t = 1; t < slots; ++t) {
+		if (h.counts[t] == 0)
+			continue;
+		std::uint64_t in = 0;
+		for (std::size_t i = t + 1 > octaves ? t + 1 - octaves : 1; i <= t; ++i)
+			in += h.counts[i];
+		if (in >= best) {
+			best = in;
+			top = t;
 		}
 	}
-	std::vector<std::uint64_t> bins(octaves + 1, 0);
-	for (std::size_t i = 0; i < h.counts.size(); ++i) {
-		// Bin octaves holds the anchor's slot and farther, bin 0 everything near.
-		const std::size_t below = i >= anchor ? 0 : anchor - i;
-		bins[below < octaves ? octaves - below : 0] += h.counts[i];
+	// Bin octaves-1 holds the top and farther, bin 0 the window's lowest
+	// slot and nearer.
+	std::vector<std::uint64_t> bins(octaves, 0);
+	for (std::size_t i = 1; i < slots; ++i) {
+		const std::size_t below = i >= top ? 0 : top - i;
+		bins[below < octaves ? octaves - 1 - below : 0] += h.counts[i];
 	}
 	double entropy = 0; // bits
 	unsigned used = 0;
@@ -184,13 +196,13 @@ std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves)
 		if (c == 0)
 			continue;
 		++used;
-		const double p = static_cast<double>(c) / static_cast<double>(total);
+		const double p = static_cast<double>(c) / static_cast<double>(seeks);
 		entropy -= p * std::log2(p);
 	}
-	// Miller-Madow: the plug-in estimate is low by about (used - 1) / 2n nats.
-	entropy += (used - 1) / (2.0 * static_cast<double>(total) * std::log(2.0));
-	const double norm = entropy / std::log2(static_cast<double>(octaves + 1));
-	return std::clamp(norm, 0.0, 1.0);
+	// Miller-Madow: the plug-in estimate is low by about (used - 1) / 2s nats.
+	entropy += (used - 1) / (2.0 * static_cast<double>(seeks) * std::log(2.0));
+	const double spread = std::clamp(entropy / std::log2(static_cast<double>(octaves)), 0.0, 1.0);
+	return static_cast<double>(seeks) / static_cast<double>(total) * spread;
 }
 
 } // namespace hwsig

@@ -80,17 +80,20 @@ std::optional<Quantile> quantile(const Histogram &h, double q);
 // nullopt when empty.
 std::optional<double> normalized_entropy(const Histogram &h);
 
-// io.pattern_entropy: entropy of a Log2 histogram of seek distances,
-// independent of the size of the area being accessed. The anchor is the
-// highest slot with at least 5% of the gaps at or above it (so that a few
-// far jumps, a journal write in random I/O, do not move it); the `octaves`
-// slots up to and including the anchor stay apart, every nearer slot
-// (sequential included) is folded into one bin, every farther one into the
-// anchor's. The entropy of those octaves+1 bins, with the Miller-Madow
-// correction for a small sample ((bins used - 1) / 2n nats), is normalized
-// by log2(octaves+1) and kept within 0..1. Sequential: 0. Uniformly random
-// offsets over any area: about 0.9 (|X-Y| of two uniform positions spreads
-// over the top octaves as 1/4, 5/16, ...). nullopt when empty.
+// io.pattern_entropy from a Log2 histogram of seek distances (slot 0: the
+// request continued a stream; every other slot: a seek). Weighted by
+// requests, so that a mix reads as the mix: the share of requests that
+// seeked times the spread of their distances. The spread is the entropy of
+// the seeks over `octaves` bins anchored on their bulk: the `octaves`
+// slots up to a slot with seeks that hold the most seeks (the higher on a
+// tie) stay apart, nearer seeks join the lowest bin and farther ones (a
+// journal write beside random I/O, the jumps to a second stream) the
+// highest.
+// With the Miller-Madow correction for a small sample ((bins used - 1) / 2s
+// nats for s seeks), normalized by log2(octaves) and kept within 0..1.
+// Sequential: 0. Uniformly random offsets over any area: about 0.9 (their
+// distances spread over the top octaves as 1/4, 5/16, 7/32, ...); a share p
+// of them beside sequential streams: about p times that. nullopt when empty.
 inline constexpr std::uint64_t kMinEntropyRequests = 16; // fewer: derive says "too few requests"
 std::optional<double> seek_pattern_entropy(const Histogram &h, unsigned octaves = 5);
 
