@@ -7,9 +7,13 @@
  * (submit_bio_noacct), so it tags the bios of the watched VMs' processes
  * (any of their threads: vCPUs, iothreads, io_uring workers) with the VM's
  * index, in an LRU hash keyed by the bio; the completion of a request looks
- * its first bio up. A bio of any other process removes a stale tag of a
- * recycled bio pointer. Only loaded while there are VMs; with no VM
- * watched (nr_vms 0) both programs return at once. */
+ * its first bio up. Writes through the page cache are submitted later by
+ * the flusher, a kworker: such a bio is tagged by its cgroup instead, the
+ * one cgroup v2 writeback charged the dirty pages to (bio->bi_blkg), when
+ * userspace found that cgroup to be a VM's own (vm_of_cgroup). A bio of
+ * any other process removes a stale tag of a recycled bio pointer. Only
+ * loaded while there are VMs; with no VM watched (nr_vms 0) both programs
+ * return at once. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -24,8 +28,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Number of VMs in vm_of (userspace writes it through the mmaped .bss). */
+/* Number of VMs in vm_of, of cgroups in vm_of_cgroup (userspace writes
+ * them through the mmaped .bss). */
 __u32 nr_vms;
+__u32 nr_cgroups;
 
 /* tgid -> VM index, maintained by userspace from its VM discovery. */
 struct {
@@ -34,6 +40,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } vm_of SEC(".maps");
+
+/* cgroup v2 id (kernfs node id) of a VM's own cgroup -> VM index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HWSIG_VMIO_MAX_VMS);
+	__type(key, __u64);
+	__type(value, __u32);
+} vm_of_cgroup SEC(".maps");
 
 /* struct bio * -> VM index of its submitter. */
 struct {
@@ -61,6 +75,26 @@ struct request___issue_stamp {
 	u64 io_start_time_ns;
 } __attribute__((preserve_access_index));
 
+struct bio___blkg {
+	struct blkcg_gq *bi_blkg; /* CONFIG_BLK_CGROUP */
+} __attribute__((preserve_access_index));
+
+/* The VM whose cgroup the bio is charged to, if userspace mapped it. */
+static __always_inline __u32 *vm_of_bio_cgroup(struct bio *bio)
+{
+	struct bio___blkg *b = (void *)bio;
+	struct blkcg_gq *blkg;
+	__u64 id;
+
+	if (!bpf_core_field_exists(b->bi_blkg))
+		return NULL;
+	blkg = b->bi_blkg;
+	if (!blkg)
+		return NULL;
+	id = BPF_CORE_READ(blkg, blkcg, css.cgroup, kn, id);
+	return bpf_map_lookup_elem(&vm_of_cgroup, &id);
+}
+
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(vmio_bio_queue, struct bio *bio)
 {
@@ -71,6 +105,8 @@ int BPF_PROG(vmio_bio_queue, struct bio *bio)
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	vm = bpf_map_lookup_elem(&vm_of, &tgid);
+	if (!vm && nr_cgroups)
+		vm = vm_of_bio_cgroup(bio);
 	if (vm)
 		bpf_map_update_elem(&bio_owner, &key, vm, BPF_ANY);
 	else

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "hwsig/error.h"
@@ -36,10 +38,12 @@ struct VmIoCollector::Impl {
 	Skeleton<hwsig_vmio_bpf> skel;
 	int ncpu = 0;
 	bpf_detail::VmIndexMap vms{"BPF vmio", HWSIG_VMIO_MAX_VMS};
+	std::map<int, __u64> cgroup_of; // tgid -> its cgroup in vm_of_cgroup
 	mutable bpf_detail::PercpuBatchReader<hwsig_vmio_stats> batch{0}; // vm_io in one call
 
 	void vms_changed() { skel->bss->nr_vms = static_cast<__u32>(vms.size()); }
 	void clear_vm_index(__u32 index);
+	void forget_cgroup(int tgid);
 };
 
 VmIoCollector::VmIoCollector()
@@ -88,8 +92,42 @@ bool VmIoCollector::watch_vm(int tgid)
 	return index.has_value();
 }
 
+void VmIoCollector::Impl::forget_cgroup(int tgid)
+{
+	auto it = cgroup_of.find(tgid);
+	if (it == cgroup_of.end())
+		return;
+	bpf_map__delete_elem(skel->maps.vm_of_cgroup, &it->second, sizeof it->second, 0);
+	cgroup_of.erase(it);
+	skel->bss->nr_cgroups = static_cast<__u32>(cgroup_of.size());
+}
+
+bool VmIoCollector::attribute_cgroup(int tgid, std::uint64_t cgroup_id)
+{
+	auto index = impl_->vms.find(tgid);
+	if (!index)
+		return false;
+	auto it = impl_->cgroup_of.find(tgid);
+	if (it != impl_->cgroup_of.end() && it->second == cgroup_id)
+		return true;
+	for (const auto &[other, id] : impl_->cgroup_of)
+		if (cgroup_id && id == cgroup_id && other != tgid)
+			return false;
+	impl_->forget_cgroup(tgid);
+	if (!cgroup_id)
+		return true;
+	__u64 key = cgroup_id;
+	if (bpf_map__update_elem(impl_->skel->maps.vm_of_cgroup, &key, sizeof key, &*index, sizeof *index, BPF_ANY))
+		throw_errno("BPF vmio: attributing cgroup " + std::to_string(cgroup_id) + " to VM process " +
+			    std::to_string(tgid));
+	impl_->cgroup_of[tgid] = key;
+	impl_->skel->bss->nr_cgroups = static_cast<__u32>(impl_->cgroup_of.size());
+	return true;
+}
+
 void VmIoCollector::unwatch_vm(int tgid)
 {
+	impl_->forget_cgroup(tgid);
 	if (impl_->vms.unwatch(impl_->skel->maps.vm_of, tgid))
 		impl_->vms_changed();
 }

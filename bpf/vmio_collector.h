@@ -32,6 +32,14 @@ public:
 	// Counts of `tgid`'s requests from now on (from zero). False when
 	// HWSIG_VMIO_MAX_VMS are already watched.
 	bool watch_vm(int tgid);
+	// Also counts, as `tgid`'s, the bios charged to the cgroup v2 whose id
+	// (its directory's inode number) is `cgroup_id`: the writeback of the
+	// pages its processes dirtied, which the flusher submits. The cgroup
+	// must be this VM's alone. 0: none (the default). False when tgid is
+	// not watched or another VM has that cgroup. Throws hwsig::Error when
+	// the map cannot be updated.
+	bool attribute_cgroup(int tgid, std::uint64_t cgroup_id);
+	// Stops counting it, its cgroup's bios included.
 	void unwatch_vm(int tgid);
 	std::vector<int> watched_vms() const;
 	std::optional<VmIoCounts> counts(int tgid) const;
