@@ -85,7 +85,7 @@ public:
 				snap.add_unavailable(id, scope.str(), UnavailableCode::capacity,
 						     "more VMs than the BPF I/O attribution holds (64)");
 		}
-		const std::map<int, std::string> unattributed = attribute_writeback(ctx, scope_of, watched, now_ns);
+		const std::map<int, std::string> &unattributed = attribute_writeback(ctx, scope_of, watched, now_ns);
 		// Every VM in one read: a call per VM was most of this source.
 		const auto all = collector_->all_counts();
 		for (const auto &[tgid, scope] : scope_of) {
@@ -127,27 +127,42 @@ private:
 		std::vector<std::string> buffered; // read while cgroup.cgroup_id is 0
 		std::uint64_t cgroup_ns = 0, files_ns = 0;
 		bool files_read = false;
+		bool attributed = false;
 	};
 
 	// Gives each watched VM whose cgroup is its own alone that cgroup's
 	// writeback. Returns, by tgid, why the writes of a VM that writes
-	// through the page cache are not told apart.
-	std::map<int, std::string> attribute_writeback(const SourceContext &ctx, const std::map<int, Scope> &scope_of,
-						       const std::set<int> &watched, std::uint64_t now_ns)
+	// through the page cache are not told apart. Worked out again only
+	// when the VMs or what was read of them changed: in a steady interval,
+	// a look at each VM's clocks.
+	const std::map<int, std::string> &attribute_writeback(const SourceContext &ctx,
+							      const std::map<int, Scope> &scope_of,
+							      const std::set<int> &watched, std::uint64_t now_ns)
 	{
+		bool changed = watched != writeback_for_ || retry_;
 		for (auto it = writeback_.begin(); it != writeback_.end();)
 			it = scope_of.count(it->first) ? std::next(it) : writeback_.erase(it);
-		std::map<std::uint64_t, std::vector<int>> vms_in; // cgroup id -> its VMs
 		for (int tgid : watched) {
 			Writeback &w = writeback_[tgid];
 			if (!w.cgroup_ns || now_ns - w.cgroup_ns >= kCgroupRecheckNs) {
-				w.cgroup = vm_writeback(ctx.root, tgid);
+				VmWriteback again = vm_writeback(ctx.root, tgid);
+				changed |= !w.cgroup_ns || again.cgroup_id != w.cgroup.cgroup_id ||
+					   again.not_attributed != w.cgroup.not_attributed;
+				w.cgroup = std::move(again);
 				w.cgroup_ns = now_ns;
 			}
-			if (w.cgroup.cgroup_id)
-				vms_in[w.cgroup.cgroup_id].push_back(tgid);
+			changed |= !w.attributed && (!w.files_read || now_ns - w.files_ns >= kFilesRecheckNs);
 		}
-		std::map<int, std::string> out;
+		if (!changed)
+			return unattributed_;
+		writeback_for_ = watched;
+		retry_ = false;
+		std::map<std::uint64_t, std::vector<int>> vms_in; // cgroup id -> its VMs
+		for (int tgid : watched)
+			if (const Writeback &w = writeback_[tgid]; w.cgroup.cgroup_id)
+				vms_in[w.cgroup.cgroup_id].push_back(tgid);
+		std::map<int, std::string> &out = unattributed_;
+		out.clear();
 		for (int tgid : watched) {
 			Writeback &w = writeback_[tgid];
 			std::string why = w.cgroup.not_attributed;
@@ -156,11 +171,14 @@ private:
 				const int other = sharing.front() == tgid ? sharing.back() : sharing.front();
 				if (other != tgid)
 					why = "its cgroup " + w.cgroup.cgroup + " holds " + scope_of.at(other).str() + " too";
-				else if (collector_->attribute_cgroup(tgid, w.cgroup.cgroup_id))
+				else if ((w.attributed = collector_->attribute_cgroup(tgid, w.cgroup.cgroup_id)))
 					continue; // its writeback is counted as its own
-				else // another VM's until that one's next look
+				else { // another VM's until that one's next look: again next time
 					why = "its cgroup " + w.cgroup.cgroup + " is another VM's";
+					retry_ = true;
+				}
 			}
+			w.attributed = false;
 			collector_->attribute_cgroup(tgid, 0);
 			if (!w.files_read || now_ns - w.files_ns >= kFilesRecheckNs) {
 				w.buffered = buffered_images(ctx.root, tgid);
@@ -176,6 +194,9 @@ private:
 
 	std::optional<VmIoCollector> collector_;
 	std::map<int, Writeback> writeback_;
+	std::set<int> writeback_for_;               // the VMs unattributed_ was worked out for
+	std::map<int, std::string> unattributed_;
+	bool retry_ = false;
 	std::string failure_;
 	UnavailableCode failure_code_ = UnavailableCode::read_error;
 	BlockDevNames names_;

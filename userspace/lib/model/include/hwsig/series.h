@@ -353,8 +353,9 @@ inline constexpr Def kRegistry[] = {
 	{kIoSizeKib, Kind::Histogram, "KiB", kAtDev, "block_request_size_bytes",
 	 "Issued block request size (BPF block; _sum estimated from slot midpoints).", 1, 1, kSizeBytes},
 	{kIoSeekSlots, Kind::Histogram, "sectors", kAtDev, "block_seek_distance_bytes",
-	 "Gap from the nearest of the disk's 4 stream heads (recent request ends), 512 B sectors (BPF block; _sum estimated from slot midpoints).", 1,
-	 1, kSeekBytes},
+	 "Gap from the nearest of the disk's 4 stream heads (recent request ends), 512 B sectors (BPF block; "
+	 "_sum estimated from slot midpoints).",
+	 1, 1, kSeekBytes},
 	{kVhostDepth, Kind::Histogram, "descriptors", kAtQueues, "vhost_queue_depth",
 	 "TX: packets the guest made available and vhost has not yet taken, sampled at each handle_tx "
 	 "(BPF vhost; _sum estimated from slot midpoints).",
