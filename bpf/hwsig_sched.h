@@ -27,14 +27,23 @@ enum hwsig_sched_class {
 	HWSIG_SCHED_CLASSES,
 };
 
+/* CPUs a cell can name the waits' CPUs of (struct hwsig_sched_blame.cpus):
+ * a wait on a CPU at or above this is counted but not placed. */
+#define HWSIG_SCHED_MAX_CPUS 512
+#define HWSIG_SCHED_CPU_WORDS (HWSIG_SCHED_MAX_CPUS / 64)
+
 /* One cell of the victim x culprit matrix: blame[victim * HWSIG_SCHED_CLASSES
- * + culprit], victim a VM. Cumulative, like the stats. */
+ * + culprit], victim a VM. The counts are cumulative, like the stats; cpus
+ * is not: userspace takes it (exchanges each word with 0) at every read. */
 struct hwsig_sched_blame {
 	__u64 wait_ns;     /* the victim's run-queue waits that ended with the
 			    * culprit being the last to run on that CPU */
 	__u64 waits;       /* how many such waits */
 	__u64 preemptions; /* the victim left a CPU still runnable and the
 			    * culprit came on it */
+	/* Bit N of word N / 64: a wait counted in wait_ns ended on CPU N
+	 * (the run queue it waited on) since userspace last took the bits. */
+	__u64 cpus[HWSIG_SCHED_CPU_WORDS];
 };
 #define HWSIG_SCHED_BLAME_CELLS (HWSIG_SCHED_MAX_VMS * HWSIG_SCHED_CLASSES)
 

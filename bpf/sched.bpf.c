@@ -153,8 +153,8 @@ struct {
 } cpu_holder SEC(".maps");
 
 /* The victim x culprit matrix. Shared, not per CPU (a per-CPU copy would be
- * over 2 MB on a 96-CPU host): written only when a VM waited or was
- * preempted, with atomic adds. */
+ * over 30 MB on a 96-CPU host): written only when a VM waited or was
+ * preempted, with atomic adds (and ors, for the CPUs of the waits). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, HWSIG_SCHED_BLAME_CELLS);
@@ -253,6 +253,8 @@ static __always_inline void add_blame(__u32 victim, __u32 culprit, __u64 wait_ns
 {
 	__u32 cell = victim * HWSIG_SCHED_CLASSES + culprit;
 	struct hwsig_sched_blame *b;
+	__u32 cpu;
+	__u64 bit;
 
 	if (victim >= HWSIG_SCHED_MAX_VMS || culprit >= HWSIG_SCHED_CLASSES)
 		return;
@@ -265,6 +267,19 @@ static __always_inline void add_blame(__u32 victim, __u32 culprit, __u64 wait_ns
 	}
 	__sync_fetch_and_add(&b->wait_ns, wait_ns);
 	__sync_fetch_and_add(&b->waits, 1);
+	/* Where the wait happened, for "waits behind X on CPUs L": both
+	 * program sets blame a wait on the CPU whose run queue it ended on.
+	 * The bit needs setting once per CPU between two userspace reads, so
+	 * a plain load first spares the locked or (and the cache line
+	 * bouncing between CPUs) on nearly every wait. The load races with
+	 * userspace taking the word: a stale bit loses this CPU for one
+	 * read only if no later wait there sets it again. */
+	cpu = bpf_get_smp_processor_id();
+	if (cpu >= HWSIG_SCHED_MAX_CPUS)
+		return;
+	bit = 1ULL << (cpu & 63);
+	if (!(b->cpus[cpu / 64] & bit))
+		__sync_fetch_and_or(&b->cpus[cpu / 64], bit);
 }
 
 static __always_inline struct cpu_holder *this_cpu_holder(void)

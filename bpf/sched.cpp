@@ -122,6 +122,9 @@ struct SchedCollector::Impl {
 	// VM tgid -> its class: its row and column of blame.
 	bpf_detail::VmIndexMap vms{"BPF sched", HWSIG_SCHED_MAX_VMS};
 	Mapping blame_table;
+	// Per cell: per CPU, the reads that took its bit (Blame::cpu_reads),
+	// kept here since the program's bits are taken at every read.
+	std::map<__u32, std::map<unsigned, std::uint64_t>> cpu_reads;
 	// proc_stats in one call (buffers kept from one interval to the next).
 	bpf_detail::PercpuBatchReader<hwsig_sched_stats> batch{ncpu};
 
@@ -141,18 +144,44 @@ struct SchedCollector::Impl {
 	// last vm_gen bump: at most one event.
 	void clear_vm_index(__u32 cls)
 	{
-		hwsig_sched_blame *c = cells();
 		for (__u32 i = 0; i < HWSIG_SCHED_CLASSES; ++i)
-			clear(c[cls * HWSIG_SCHED_CLASSES + i]);
+			clear(cls * HWSIG_SCHED_CLASSES + i);
 		for (__u32 v = 0; v < HWSIG_SCHED_MAX_VMS; ++v)
-			clear(c[v * HWSIG_SCHED_CLASSES + cls]);
+			clear(v * HWSIG_SCHED_CLASSES + cls);
 	}
 
-	static void clear(hwsig_sched_blame &b)
+	void clear(__u32 cell)
 	{
+		hwsig_sched_blame &b = cells()[cell];
 		__atomic_store_n(&b.wait_ns, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b.waits, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&b.preemptions, 0, __ATOMIC_RELAXED);
+		for (__u64 &word : b.cpus)
+			__atomic_store_n(&word, 0, __ATOMIC_RELAXED);
+		cpu_reads.erase(cell);
+	}
+
+	// Takes the cell's CPU bits (exchanged with 0: a bit the program sets
+	// meanwhile is in the next read, not lost) into its cpu_reads, and
+	// returns them. Words on possible CPUs only, and a plain load first:
+	// most words are 0 at most reads.
+	std::vector<std::pair<unsigned, std::uint64_t>> take_cpus(__u32 cell)
+	{
+		hwsig_sched_blame &b = cells()[cell];
+		const unsigned words =
+			std::min<unsigned>(HWSIG_SCHED_CPU_WORDS, (static_cast<unsigned>(ncpu) + 63) / 64);
+		for (unsigned w = 0; w < words; ++w) {
+			if (!__atomic_load_n(&b.cpus[w], __ATOMIC_RELAXED))
+				continue;
+			__u64 bits = __atomic_exchange_n(&b.cpus[w], 0, __ATOMIC_RELAXED);
+			auto &reads = cpu_reads[cell];
+			for (; bits; bits &= bits - 1)
+				++reads[w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))];
+		}
+		auto it = cpu_reads.find(cell);
+		if (it == cpu_reads.end())
+			return {};
+		return {it->second.begin(), it->second.end()};
 	}
 
 	void vms_changed()
@@ -303,7 +332,7 @@ std::vector<int> SchedCollector::watched_vms() const
 	return impl_->vms.tgids();
 }
 
-std::vector<Blame> SchedCollector::blame(int victim_tgid) const
+std::vector<Blame> SchedCollector::blame(int victim_tgid)
 {
 	std::vector<Blame> out;
 	auto victim = impl_->vms.find(victim_tgid);
@@ -317,6 +346,9 @@ std::vector<Blame> SchedCollector::blame(int victim_tgid) const
 		b.preemptions = __atomic_load_n(&row[cls].preemptions, __ATOMIC_RELAXED);
 		if (!b.wait_ns && !b.waits && !b.preemptions)
 			continue;
+		// Taken even for a cell of a VM gone since (below): its bits
+		// would otherwise wait for the index's reuse.
+		b.cpu_reads = impl_->take_cpus(*victim * HWSIG_SCHED_CLASSES + cls);
 		switch (cls) {
 		case HWSIG_CLASS_IDLE: b.culprit = Culprit::Idle; break;
 		case HWSIG_CLASS_KERNEL: b.culprit = Culprit::Kernel; break;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "attach.h"
@@ -34,6 +35,13 @@ struct Blame {
 	std::uint64_t wait_ns = 0;     // the victim's waits that ended after the culprit ran on that CPU
 	std::uint64_t waits = 0;       // how many
 	std::uint64_t preemptions = 0; // the victim left a CPU still runnable, the culprit came on it
+	// Where the waits were: per CPU (ascending; those with a count only),
+	// how many reads of the cell (blame()) found a wait that ended on that
+	// CPU's run queue since the read before. Cumulative like the counts:
+	// a CPU's count grew between two reads exactly when a wait blamed
+	// here ended on it in between. CPUs from HWSIG_SCHED_MAX_CPUS (512)
+	// up are not placed.
+	std::vector<std::pair<unsigned, std::uint64_t>> cpu_reads;
 };
 
 class SchedCollector {
@@ -71,7 +79,9 @@ public:
 	void unwatch_vm(int tgid);
 	std::vector<int> watched_vms() const;
 	// The victim's cells with any count, or nothing if it is not watched.
-	std::vector<Blame> blame(int victim_tgid) const;
+	// Not const: takes the CPUs of the waits since the last call (the
+	// program sets a bit, this clears it) into each cell's cpu_reads.
+	std::vector<Blame> blame(int victim_tgid);
 
 private:
 	struct Impl;

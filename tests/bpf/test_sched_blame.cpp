@@ -4,10 +4,17 @@
 // rusage (its preemptions), and who else ran on that CPU.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "hwsig/derive.h"
@@ -174,7 +181,129 @@ void blame_case(BpfAttach how, bool aggressor_is_vm)
 	}
 }
 
+// Pins every thread of a parked (or not yet started) child to one CPU: a
+// sleeping task moves there when it is next woken.
+void pin_process(int pid, int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	REQUIRE(sched_setaffinity(pid, sizeof set, &set) == 0);
+}
+
+// The CPU the process's main thread last ran on (field 39 of its stat):
+// what the verdict used to name.
+int last_cpu(int pid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+	std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	std::istringstream rest(stat.substr(stat.rfind(')') + 2)); // field 3 on
+	std::string field;
+	for (int i = 3; i <= 39 && rest >> field; ++i)
+		;
+	return std::stoi(field);
+}
+
+std::set<unsigned> cpus_of(const Blame &b)
+{
+	std::set<unsigned> out;
+	for (const auto &[cpu, reads] : b.cpu_reads)
+		if (reads)
+			out.insert(cpu);
+	return out;
+}
+
+// The CPUs of the waits blamed on a culprit are where those waits ended,
+// not where the victim's threads are now: the victim waits behind the
+// aggressor on one CPU, then runs on another, last.
+void blame_cpus_case(BpfAttach how)
+{
+	require_root();
+	const int cpu = hwsig_test::pick_cpu();
+	int elsewhere = -1;
+	cpu_set_t allowed;
+	REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+	for (int c = 0; c < CPU_SETSIZE && elsewhere < 0; ++c)
+		if (c != cpu && CPU_ISSET(c, &allowed))
+			elsewhere = c;
+	if (elsewhere < 0)
+		FAIL("needs two CPUs allowed: nowhere to move the victim to");
+	SchedCollector collector(how);
+	INFO("attached as " << attach_name(collector.attached_as()) << "; waits on CPU " << cpu
+			    << ", the victim ends on CPU " << elsewhere);
+	Child victim = Child::parked_hogs(cpu, 1, 600);
+	Child aggressor = Child::parked_hogs(cpu, 1, 600);
+	// Pinned from here, before go(): neither runs anywhere else before its
+	// own pin, so the aggressor never holds any other CPU.
+	pin_process(victim.pid(), cpu);
+	pin_process(aggressor.pid(), cpu);
+	hwsig_test::parked_totals(victim.pid());
+	hwsig_test::parked_totals(aggressor.pid());
+	REQUIRE(collector.watch_vm(victim.pid()));
+	REQUIRE(collector.watch_vm(aggressor.pid()));
+	run_pair(victim, aggressor);
+	// A first read in the middle: what it takes stays in the cell.
+	const auto first = collector.blame(victim.pid());
+	REQUIRE(row_of(first, Culprit::Vm, aggressor.pid()).by_culprit);
+	// The victim moves: woken on `elsewhere` (stopped, then continued),
+	// it waits and runs there, last.
+	pin_process(victim.pid(), elsewhere);
+	REQUIRE(kill(victim.pid(), SIGSTOP) == 0);
+	for (int i = 0; i < 500 && last_cpu(victim.pid()) != elsewhere; ++i)
+		usleep(1000);
+	REQUIRE(kill(victim.pid(), SIGCONT) == 0);
+	hwsig_test::parked_totals(victim.pid());
+	REQUIRE(last_cpu(victim.pid()) == elsewhere);
+
+	auto cells = collector.blame(victim.pid());
+	std::ostringstream text;
+	std::set<unsigned> all;
+	for (const Blame &b : cells) {
+		text << "\n  culprit class " << static_cast<int>(b.culprit) << " tgid " << b.culprit_tgid << ": "
+		     << b.waits << " waits on CPUs";
+		for (const auto &[c, reads] : b.cpu_reads) {
+			text << " " << c << " (" << reads << " reads)";
+			if (reads)
+				all.insert(c);
+		}
+	}
+	INFO("the victim's row:" << text.str());
+	const Row row = row_of(cells, Culprit::Vm, aggressor.pid());
+	REQUIRE(row.by_culprit);
+	REQUIRE(row.by_culprit->waits > 0);
+	// The aggressor only ever held `cpu`: every wait blamed on it ended
+	// there, and none of the victim's last waits, on `elsewhere`, is.
+	CHECK(cpus_of(*row.by_culprit) == std::set<unsigned>{static_cast<unsigned>(cpu)});
+	// Those were seen, blamed on what held `elsewhere` (idle, host work).
+	CHECK(all.count(static_cast<unsigned>(elsewhere)));
+	// Every cell with waits names a CPU; each CPU taken by at most the
+	// two reads.
+	for (const Blame &b : cells) {
+		if (b.waits)
+			CHECK_FALSE(b.cpu_reads.empty());
+		for (const auto &[c, reads] : b.cpu_reads)
+			CHECK(reads <= 2);
+	}
+	// The aggressor's own waits were all on `cpu`.
+	const auto back_cells = collector.blame(aggressor.pid());
+	const Row back = row_of(back_cells, Culprit::Vm, victim.pid());
+	REQUIRE(back.by_culprit);
+	CHECK(cpus_of(*back.by_culprit) == std::set<unsigned>{static_cast<unsigned>(cpu)});
+}
+
 } // namespace
+
+TEST_CASE("victim x culprit: the CPUs of the waits blamed on a VM, not the victim's last (tp_btf)",
+	  "[sched][blame][cpus]")
+{
+	blame_cpus_case(BpfAttach::TpBtf);
+}
+
+TEST_CASE("victim x culprit: the CPUs of the waits blamed on a VM, not the victim's last (raw_tp fallback)",
+	  "[sched][blame][cpus]")
+{
+	blame_cpus_case(BpfAttach::RawTp);
+}
 
 TEST_CASE("victim x culprit: a VM spinning on a VM's CPU is its culprit (tp_btf)", "[sched][blame]")
 {
