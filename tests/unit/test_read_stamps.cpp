@@ -204,7 +204,7 @@ TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is stil
 	(void)a;
 	b.add_gauge("thermal.headroom_c", "system", 20, "sysfs"); // unstamped
 	auto text = hwsig::encode_snapshot(b, {}, {});
-	CHECK(text.rfind("hwsig-snapshot\t5\n", 0) == 0);
+	CHECK(text.rfind("hwsig-snapshot\t6\n", 0) == 0);
 	auto got = hwsig::decode_snapshot(text);
 	CHECK(got.snapshot.mono_ns == 11'000'000'000u);
 	CHECK(got.snapshot.read_ns(hwsig::series::kPsiIoSomeUs) == 10'900'000'000u);

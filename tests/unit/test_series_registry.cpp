@@ -101,5 +101,6 @@ TEST_CASE("the fixtures' series are registry rows, at the scopes their rows name
 		check_scopes(snap.counters(), s::Kind::Counter);
 		check_scopes(snap.gauges(), s::Kind::Gauge);
 		check_scopes(snap.histograms(), s::Kind::Histogram);
+		check_scopes(snap.cpu_counts(), s::Kind::CpuCounts);
 	}
 }

@@ -25,6 +25,8 @@ hwsig::Snapshot sample()
 	h.layout = Histogram::Layout::LinearLog2;
 	h.counts = {0, 7, 0, 18446744073709551615ull};
 	s.add_histogram("bpf.vhost_depth", "vq:4242:0:rx", h, "bpf");
+	s.add_cpu_counts("bpf.vm_wait_behind_cpus", "vm:web\t01/culprit:vm:batch7", {{3, 2}, {5, 18446744073709551615ull}},
+			 "bpf");
 	s.add_unavailable("cpu.ipc", "system", UnavailableCode::unsupported, "no PMU\twith a tab\nand a newline \\ backslash");
 	return s;
 }
@@ -60,6 +62,10 @@ TEST_CASE("a snapshot crosses the socket bit for bit", "[wire]")
 	REQUIRE(h);
 	CHECK(h->layout == Histogram::Layout::LinearLog2);
 	CHECK(h->counts == std::vector<std::uint64_t>{0, 7, 0, 18446744073709551615ull});
+	const auto *where = got.snapshot.cpu_count("bpf.vm_wait_behind_cpus", "vm:web\t01/culprit:vm:batch7");
+	REQUIRE(where);
+	CHECK(*where == hwsig::CpuCounts{{3, 2}, {5, 18446744073709551615ull}});
+	CHECK(got.snapshot.cpu_counts().at("bpf.vm_wait_behind_cpus").source == "bpf");
 	REQUIRE(got.snapshot.unavailable().size() == 1);
 	CHECK(got.snapshot.unavailable()[0].reason == "no PMU\twith a tab\nand a newline \\ backslash");
 	CHECK(got.snapshot.unavailable()[0].code == UnavailableCode::unsupported);
@@ -89,8 +95,15 @@ TEST_CASE("a malformed snapshot is refused, naming the line", "[wire]")
 	};
 	CHECK(refused("", "empty"));
 	CHECK(refused("HTTP/1.1 200 OK\n", "line 1: not a hwsigd snapshot"));
-	CHECK(refused("hwsig-snapshot\t6\nend\n", "version 6, this hwsigctl reads 1 to 5"));
-	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 5"));
+	CHECK(refused("hwsig-snapshot\t7\nend\n", "version 7, this hwsigctl reads 1 to 6"));
+	CHECK(refused("hwsig-snapshot\t0\nend\n", "version 0, this hwsigctl reads 1 to 6"));
+	CHECK(refused("hwsig-snapshot\t5\nP\tx\tvm:a/culprit:idle\tbpf\t3:1\nend\n", "unknown record 'P'"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\nend\n", "'P' needs 4 fields, has 3"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\t3\nend\n", "not CPU:COUNT: '3'"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\t5:1,3:1\nend\n", "CPUs not ascending"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\t3:1,3:2\nend\n", "CPUs not ascending"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\t3:-1\nend\n", "not an unsigned integer"));
+	CHECK(refused("hwsig-snapshot\t6\nP\tx\tvm:a/culprit:idle\tbpf\t99999:1\nend\n", "CPU out of range"));
 	CHECK(refused("hwsig-snapshot\t5\nM\tx\tsystem\tkmod\t1\t1\t1\t1\t0\nend\n", "'M' needs 9 fields, has 8"));
 	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tno PMU\nend\n", "line 2: 'U' needs 4 fields, has 3"));
 	CHECK(refused("hwsig-snapshot\t4\nU\tcpu.ipc\tsystem\tgone\tno PMU\nend\n",
@@ -138,7 +151,8 @@ TEST_CASE("a version 1 snapshot (an older hwsigd, its dumps) is still read", "[w
 	REQUIRE(got.snapshot.counter("stat.total", "system"));
 	CHECK(got.snapshot.counter("stat.total", "system")->value == 7);
 	// and written back as the current version
-	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t5\n", 0) == 0);
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}).rfind("hwsig-snapshot\t6\n", 0) == 0);
+	CHECK(got.snapshot.cpu_counts().empty());
 }
 
 TEST_CASE("a version 3 snapshot's notes, without codes, are read as 'unknown'", "[wire]")
@@ -157,4 +171,28 @@ TEST_CASE("a version 3 snapshot's notes, without codes, are read as 'unknown'", 
 	CHECK(again.find("U\tio.pattern_entropy\tdev:sda\tunknown\ttoo few requests (3 in the interval, 16 "
 			 "needed)\n") != std::string::npos);
 	CHECK(hwsig::decode_snapshot(again).snapshot.unavailable()[0].code == UnavailableCode::unknown);
+}
+
+TEST_CASE("CPU counts cross the socket as P lines, ascending, with their read stamp", "[wire]")
+{
+	hwsig::Snapshot s;
+	s.mono_ns = 1000;
+	s.stamp_readings(900);
+	s.add_cpu_counts("bpf.vm_wait_behind_cpus", "vm:a/culprit:host:other", {{0, 1}, {63, 4}, {64, 2}, {511, 9}},
+			 "bpf");
+	s.add_cpu_counts("bpf.vm_wait_behind_cpus", "vm:a/culprit:idle", {}, "bpf");
+	s.set_counts_from_zero("bpf.vm_wait_behind_cpus");
+	const std::string text = hwsig::encode_snapshot(s, {}, {});
+	CHECK(text.find("P\tbpf.vm_wait_behind_cpus\tvm:a/culprit:host:other\tbpf\t0:1,63:4,64:2,511:9\n") !=
+	      std::string::npos);
+	CHECK(text.find("P\tbpf.vm_wait_behind_cpus\tvm:a/culprit:idle\tbpf\t\n") != std::string::npos);
+	auto got = hwsig::decode_snapshot(text);
+	REQUIRE(got.snapshot.cpu_count("bpf.vm_wait_behind_cpus", "vm:a/culprit:host:other"));
+	CHECK(*got.snapshot.cpu_count("bpf.vm_wait_behind_cpus", "vm:a/culprit:host:other") ==
+	      hwsig::CpuCounts{{0, 1}, {63, 4}, {64, 2}, {511, 9}});
+	REQUIRE(got.snapshot.cpu_count("bpf.vm_wait_behind_cpus", "vm:a/culprit:idle"));
+	CHECK(got.snapshot.cpu_count("bpf.vm_wait_behind_cpus", "vm:a/culprit:idle")->empty());
+	CHECK(got.snapshot.read_ns("bpf.vm_wait_behind_cpus") == 900);
+	CHECK(got.snapshot.counts_from_zero("bpf.vm_wait_behind_cpus"));
+	CHECK(hwsig::encode_snapshot(got.snapshot, {}, {}) == text);
 }

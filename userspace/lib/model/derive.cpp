@@ -562,10 +562,40 @@ Interval derive_with(const Snapshot &prev, const Snapshot &cur, const std::vecto
 	};
 	sort_by_catalog(out.metrics);
 	sort_by_catalog(out.unavailable);
+
+	// Where: a scope absent from prev had counted nothing when its series
+	// counts from zero, else it is taken from the next interval on, like
+	// a counter.
+	for (const auto &[name, series] : cur.cpu_counts())
+		for (const auto &[scope, counts] : series.by_scope) {
+			const CpuCounts *before = prev.cpu_count(name, scope);
+			if (!before && !prev.counts_from_zero(name))
+				continue;
+			std::vector<unsigned> grown = cpus_grown(before, counts);
+			if (!grown.empty())
+				out.cpus[name][scope] = std::move(grown);
+		}
 	return out;
 }
 
 } // namespace
+
+std::vector<unsigned> cpus_grown(const CpuCounts *prev, const CpuCounts &cur)
+{
+	static const CpuCounts none;
+	const CpuCounts &was = prev ? *prev : none;
+	std::vector<unsigned> out;
+	auto p = was.begin();
+	const auto end = was.end();
+	for (const auto &[cpu, count] : cur) {
+		while (p != end && p->first < cpu)
+			++p;
+		const std::uint64_t before = p != end && p->first == cpu ? p->second : 0;
+		if (count > before || (count < before && count != 0))
+			out.push_back(cpu);
+	}
+	return out;
+}
 
 Interval derive(const Snapshot &prev, const Snapshot &cur, const std::vector<std::string> &claimed_ids)
 {

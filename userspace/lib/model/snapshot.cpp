@@ -109,6 +109,7 @@ void Snapshot::reuse_storage(Snapshot &&old)
 	spares_.counters.series = std::move(old.counters_);
 	spares_.gauges.series = std::move(old.gauges_);
 	spares_.histograms.series = std::move(old.histograms_);
+	spares_.cpu_counts.series = std::move(old.cpu_counts_);
 	spares_.from_zero = std::move(old.from_zero_);
 	spares_.notes = std::move(old.unavailable_);
 	// Taken from the back: keep the notes' order so that each string
@@ -129,6 +130,7 @@ void Snapshot::release_spares()
 	finish(counters_, spares_.counters);
 	finish(gauges_, spares_.gauges);
 	finish(histograms_, spares_.histograms);
+	finish(cpu_counts_, spares_.cpu_counts);
 	spares_ = Spares{};
 }
 
@@ -177,6 +179,12 @@ void Snapshot::add_histogram(std::string_view name, std::string_view scope, Hist
 	put(histograms_, spares_.histograms, name, scope, std::move(h), source, stamp_ns_);
 }
 
+void Snapshot::add_cpu_counts(std::string_view name, std::string_view scope, CpuCounts counts,
+			      std::string_view source)
+{
+	put(cpu_counts_, spares_.cpu_counts, name, scope, std::move(counts), source, stamp_ns_);
+}
+
 void Snapshot::add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,
 			       std::string_view reason)
 {
@@ -205,6 +213,8 @@ std::uint64_t Snapshot::read_ns(std::string_view name) const
 		return it->second.read_ns;
 	if (auto it = gauges_.find(name); it != gauges_.end() && it->second.read_ns)
 		return it->second.read_ns;
+	if (auto it = cpu_counts_.find(name); it != cpu_counts_.end() && it->second.read_ns)
+		return it->second.read_ns;
 	return mono_ns;
 }
 
@@ -215,6 +225,8 @@ void Snapshot::set_read_ns(std::string_view name, std::uint64_t ns)
 	if (auto it = histograms_.find(name); it != histograms_.end())
 		it->second.read_ns = ns;
 	if (auto it = gauges_.find(name); it != gauges_.end())
+		it->second.read_ns = ns;
+	if (auto it = cpu_counts_.find(name); it != cpu_counts_.end())
 		it->second.read_ns = ns;
 }
 
@@ -231,6 +243,11 @@ const double *Snapshot::gauge(std::string_view name, std::string_view scope) con
 const Histogram *Snapshot::histogram(std::string_view name, std::string_view scope) const
 {
 	return get(histograms_, name, scope);
+}
+
+const CpuCounts *Snapshot::cpu_count(std::string_view name, std::string_view scope) const
+{
+	return get(cpu_counts_, name, scope);
 }
 
 } // namespace hwsig

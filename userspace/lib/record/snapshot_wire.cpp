@@ -179,6 +179,34 @@ std::vector<std::string> to_names(const std::string &s)
 // Bounds that keep a hostile or broken peer from making us allocate
 // without limit: far above any real host (4096 CPUs x 74 slots).
 constexpr std::size_t kMaxSlots = 4096;
+constexpr unsigned kMaxCpu = 65535; // above any kernel's NR_CPUS
+
+// CPU:COUNT,... with the CPUs strictly ascending, each once.
+CpuCounts to_cpu_counts(const std::string &s, std::size_t line)
+{
+	CpuCounts out;
+	if (s.empty())
+		return out;
+	std::size_t start = 0;
+	for (;;) {
+		std::size_t comma = s.find(',', start);
+		std::string_view item(s.data() + start, (comma == std::string::npos ? s.size() : comma) - start);
+		std::size_t colon = item.find(':');
+		if (colon == std::string_view::npos)
+			bad(line, "not CPU:COUNT: '" + std::string(item) + "'");
+		const unsigned cpu = to_unsigned<unsigned>(item.substr(0, colon), line);
+		if (cpu > kMaxCpu)
+			bad(line, "CPU out of range: " + std::to_string(cpu));
+		if (!out.empty() && cpu <= out.back().first)
+			bad(line, "CPUs not ascending");
+		out.emplace_back(cpu, to_unsigned<std::uint64_t>(item.substr(colon + 1), line));
+		if (out.size() > kMaxSlots)
+			bad(line, "too many CPUs");
+		if (comma == std::string::npos)
+			return out;
+		start = comma + 1;
+	}
+}
 
 } // namespace
 
@@ -235,6 +263,19 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 			put_list(out, h.counts);
 			out += '\n';
 		}
+	// CPU:COUNT,CPU:COUNT ascending.
+	for (const auto &[name, series] : snap.cpu_counts())
+		for (const auto &[scope, counts] : series.by_scope) {
+			head("P", name, scope, series.source);
+			for (std::size_t i = 0; i < counts.size(); ++i) {
+				if (i)
+					out += ',';
+				out += std::to_string(counts[i].first);
+				out += ':';
+				out += std::to_string(counts[i].second);
+			}
+			out += '\n';
+		}
 	// One stamp per series name (a name's series of every kind come from
 	// one source, stamped together).
 	std::map<std::string_view, std::uint64_t> stamps;
@@ -246,6 +287,7 @@ std::string encode_snapshot(const Snapshot &snap, const std::vector<Vm> &vms,
 	stamp(snap.counters());
 	stamp(snap.gauges());
 	stamp(snap.histograms());
+	stamp(snap.cpu_counts());
 	for (const auto &[name, ns] : stamps) {
 		out += "read\t";
 		put_escaped(out, name);
@@ -348,6 +390,9 @@ SharedSnapshot decode_snapshot(std::string_view text)
 			if (h.counts.size() > kMaxSlots)
 				bad(line, "too many histogram slots");
 			s.snapshot.add_histogram(f[1], f[2], std::move(h), f[3]);
+		} else if (kind == "P" && version >= 6) {
+			want(5);
+			s.snapshot.add_cpu_counts(f[1], f[2], to_cpu_counts(f[4], line), f[3]);
 		} else if (kind == "read" && version >= 3) {
 			want(3);
 			stamps.emplace_back(f[1], to_unsigned<std::uint64_t>(f[2], line));

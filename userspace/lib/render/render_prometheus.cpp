@@ -398,6 +398,7 @@ std::string render_prometheus(const ExportInput &in, ExpositionFormat fmt)
 				if (auto it = snap->histograms().find(def.name); it != snap->histograms().end())
 					add_histogram(ex, def, it->second, in);
 				break;
+			case series::Kind::CpuCounts: break; // no family: where, not how much
 			}
 		}
 		if (in.culprit_picks)

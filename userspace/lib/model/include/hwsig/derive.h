@@ -32,7 +32,15 @@ struct Interval {
 	double interval_s = 0;
 	std::vector<Metric> metrics;             // ordered by catalog, then scope
 	std::vector<UnavailableNote> unavailable; // ordered by catalog
+	// Where, per series of Snapshot::cpu_counts() and scope: the CPUs
+	// (ascending) whose count grew over the interval. No entry: none grew.
+	std::map<std::string, std::map<std::string, std::vector<unsigned>, std::less<>>, std::less<>> cpus;
 };
+
+// The CPUs whose count in `cur` is above `prev`'s (absent: 0), both
+// ascending by CPU. A count below prev's started again (a VM index reused):
+// its CPU counts when it is not 0.
+std::vector<unsigned> cpus_grown(const CpuCounts *prev, const CpuCounts &cur);
 
 // claimed_ids: every metric id some configured source provides. Catalog ids
 // that produced no value are listed as unavailable: with the sources' own

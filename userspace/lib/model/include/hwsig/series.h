@@ -101,6 +101,10 @@ inline constexpr const char *kInvoluntarySwitches = "bpf.involuntary_switches"; 
 // of vm:NAME, host:kernel, host:vhost, host:other, idle (Scope::culprit()).
 inline constexpr const char *kVmWaitBehindNs = "bpf.vm_wait_behind_ns"; // waits ended after WHO ran
 inline constexpr const char *kVmPreemptedBy = "bpf.vm_preempted_by";     // preemptions with WHO next
+// Where those waits were: CPU counts (Snapshot::CpuCounts), per CPU the
+// reads of the matrix that found a wait behind WHO that ended on that CPU.
+// hwsigctl top's "on CPUs" (Interval::cpus); not a metric, not exported.
+inline constexpr const char *kVmWaitBehindCpus = "bpf.vm_wait_behind_cpus";
 
 // BPF block. Scope: dev:NAME.
 inline constexpr const char *kIoReads = "bpf.io_reads";   // completed requests, counter
@@ -129,7 +133,9 @@ inline constexpr const char *kVhostStalls = "bpf.vhost_stalls";        // RX: co
 // both documentation tables against it: a new series is one constant above
 // and one row below.
 
-enum class Kind { Counter, Gauge, Histogram };
+// CpuCounts: Snapshot::cpu_counts(), where something happened rather than
+// how much; never exported (no family).
+enum class Kind { Counter, Gauge, Histogram, CpuCounts };
 
 // The kinds of scope a series is reported at (metrics.rst, "Scopes"), as a
 // set of bits.
@@ -336,6 +342,7 @@ inline constexpr Def kRegistry[] = {
 	 "Involuntary switches of a VM's threads, by what took the CPU (culprit as for "
 	 "hwsig_vm_wait_behind_seconds_total).",
 	 1, 1, {}, false, VmExport::Detail, "preempted_by_vm_total"},
+	{kVmWaitBehindCpus, Kind::CpuCounts, "reads", kAtVmCulprit, nullptr, nullptr},
 	{kIoReads, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_reads_total",
 	 "Completed read requests (BPF block)."},
 	{kIoWrites, Kind::Counter, "requests", kAtDev | kAtVm | kAtVmDev, "block_writes_total",

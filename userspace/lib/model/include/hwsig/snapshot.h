@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hwsig/histogram.h"
@@ -81,6 +82,13 @@ template <typename P> struct Series {
 	RefillCursor<ByScope> refill;
 };
 
+// Where something happened, by CPU: cumulative counts of the CPUs that have
+// one, ascending by CPU (e.g. how many reads of the BPF blame matrix found a
+// VM's waits behind a culprit ending on each CPU). Not a value: derive()
+// names the CPUs whose count grew in the interval (Interval::cpus). No
+// catalog metric reads them and nothing exports them.
+using CpuCounts = std::vector<std::pair<unsigned, std::uint64_t>>;
+
 struct UnavailableNote {
 	std::string id;    // metric id from the catalog
 	std::string scope; // "system" if it applies to every scope
@@ -130,6 +138,8 @@ public:
 		       std::string_view source);
 	void add_histogram(std::string_view name, std::string_view scope, Histogram h,
 			   std::string_view source);
+	void add_cpu_counts(std::string_view name, std::string_view scope, CpuCounts counts,
+			    std::string_view source);
 	// A metric (or one scope of it) cannot be measured, and why: the code
 	// (unavailable_reason.h) and the words.
 	void add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,
@@ -146,15 +156,18 @@ public:
 	using Counters = std::map<std::string, Series<CounterPoint>, std::less<>>;
 	using Gauges = std::map<std::string, Series<double>, std::less<>>;
 	using Histograms = std::map<std::string, Series<Histogram>, std::less<>>;
+	using CpuCountSeries = std::map<std::string, Series<CpuCounts>, std::less<>>;
 
 	const Counters &counters() const { return counters_; }
 	const Gauges &gauges() const { return gauges_; }
 	const Histograms &histograms() const { return histograms_; }
+	const CpuCountSeries &cpu_counts() const { return cpu_counts_; }
 	const std::vector<UnavailableNote> &unavailable() const { return unavailable_; }
 
 	const CounterPoint *counter(std::string_view name, std::string_view scope) const;
 	const double *gauge(std::string_view name, std::string_view scope) const;
 	const Histogram *histogram(std::string_view name, std::string_view scope) const;
+	const CpuCounts *cpu_count(std::string_view name, std::string_view scope) const;
 
 	// Fills this (empty) snapshot in `old`'s storage: the map nodes and
 	// strings of the series, scopes and notes it had are taken again by
@@ -176,6 +189,7 @@ private:
 		SparesOf<CounterPoint> counters;
 		SparesOf<double> gauges;
 		SparesOf<Histogram> histograms;
+		SparesOf<CpuCounts> cpu_counts;
 		std::set<std::string, std::less<>> from_zero;
 		std::vector<UnavailableNote> notes;
 
@@ -189,6 +203,7 @@ private:
 	Counters counters_;
 	Gauges gauges_;
 	Histograms histograms_;
+	CpuCountSeries cpu_counts_;
 	std::vector<UnavailableNote> unavailable_;
 	std::set<std::string, std::less<>> from_zero_;
 	std::uint64_t stamp_ns_ = 0;

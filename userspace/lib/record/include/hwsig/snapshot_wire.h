@@ -23,7 +23,10 @@ namespace hwsig {
 // words; an older version's notes are read with the code "unknown".
 // 5: "M" lines end with the counters' failed reads (Multiplexing::unread);
 // an older version's have none.
-inline constexpr unsigned kSnapshotWireVersion = 5;
+// 6: "P" lines carry CPU counts (Snapshot::cpu_counts(): where a VM's
+// waits behind each culprit were); an older version has none, and its
+// intervals name no such CPUs.
+inline constexpr unsigned kSnapshotWireVersion = 6;
 
 struct SharedSnapshot {
 	Snapshot snapshot;
