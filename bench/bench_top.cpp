@@ -37,7 +37,6 @@ struct Host {
 	Snapshot prev, cur;
 	std::vector<Vm> vms;
 	std::vector<std::string> claimed;
-	VcpuCpus on_cpus;
 };
 
 // add_guests() names VMs vm000..: their index.
@@ -71,6 +70,10 @@ std::vector<Vm> add_guests(Snapshot &snap, unsigned guests, unsigned step, bool 
 	for (const auto &[name, series] : all.histograms())
 		for (const auto &[scope, h] : series.by_scope)
 			snap.add_histogram(name, scope, h, series.source);
+	for (const auto &[name, series] : all.cpu_counts())
+		for (const auto &[scope, counts] : series.by_scope)
+			if (reported(scope, full_matrix))
+				snap.add_cpu_counts(name, scope, counts, series.source);
 	return vms;
 }
 
@@ -89,8 +92,6 @@ Host big_host(const std::string &root, unsigned guests, bool full_matrix)
 	h.cur.mono_ns = h.prev.mono_ns + 1000000000ull;
 	(void)add_guests(h.prev, guests, 1, full_matrix);
 	h.vms = add_guests(h.cur, guests, 2, full_matrix);
-	for (const Vm &vm : h.vms)
-		h.on_cpus[vm.pid] = {static_cast<unsigned>(vm.pid % 256)};
 	return h;
 }
 
@@ -116,7 +117,7 @@ FrameCost frame_cost(const Host &h, int rounds)
 		double t0 = cpu_ms();
 		Interval iv = derive(h.prev, h.cur, h.claimed);
 		double t1 = cpu_ms();
-		std::vector<TopRow> rows = top_rows(iv, h.vms, {}, &h.on_cpus);
+		std::vector<TopRow> rows = top_rows(iv, h.vms);
 		double t2 = cpu_ms();
 		sort_top_rows(rows, sort, false);
 		filter_top_rows(rows, filter);

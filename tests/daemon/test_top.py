@@ -15,7 +15,8 @@ spins pinned to one CPU):
                   share of the disk's requests, from stat's vm:NAME/dev:DISK
                   rates, within 2% of fio's own count's share
   daemon          with hwsigd running, top reads it (loads no BPF program
-                  of its own) and still names the aggressor
+                  of its own) and still names the aggressor, and the CPU
+                  of the waits behind it
   tmux            the interactive view at 160 columns: the table, < > and r
                   move and reverse the sort, q quits with exit 0 and the
                   terminal's modes given back
@@ -123,11 +124,12 @@ def vm_aggressor():
             f"{named} of {len(rounds)}")
     r.check("vm aggressor: the victim's verdict names it in >= 19 of 20 rounds", said >= 19,
             f"{said} of {len(rounds)}")
-    # Its vCPU thread is pinned to CPU: the verdict says where.
+    # Both vCPU threads are pinned to CPU: every wait behind batch7 was
+    # there, and the verdict says so.
     where = sum(1 for o in rounds
                 if f"waits behind vm:batch7 on CPU {CPU} (" in ((row(o, "victim") or {}).get("verdict") or "")
                 and (row(o, "victim") or {}).get("on_cpus") == str(CPU))
-    r.check(f"vm aggressor: the verdict says on CPU {CPU}, where its vCPU is pinned", where == said,
+    r.check(f"vm aggressor: the verdict says on CPU {CPU}, where it waited behind batch7", where == said,
             f"{where} of {said}: {[(row(o, 'victim') or {}).get('verdict') for o in rounds[:2]]}")
     waits = [row(o, "victim")["vcpu_wait_ratio"] for o in rounds
              if row(o, "victim") and row(o, "victim")["vcpu_wait_ratio"] is not None]
@@ -277,6 +279,11 @@ def daemon():
         named = sum(1 for o in rounds if (row(o, "victim") or {}).get("culprit") == "vm:batch7")
         r.check("daemon: the aggressor named from hwsigd's collectors", named >= len(rounds) - 1 and rounds,
                 f"{named} of {len(rounds)}")
+        # Where the waits were comes in hwsigd's snapshots (wire version 6).
+        placed = sum(1 for o in rounds if (row(o, "victim") or {}).get("culprit") == "vm:batch7"
+                     and (row(o, "victim") or {}).get("on_cpus") == str(CPU))
+        r.check(f"daemon: the waits behind it placed on CPU {CPU} from hwsigd's snapshots", placed == named,
+                f"{placed} of {named}: {[(row(o, 'victim') or {}).get('on_cpus') for o in rounds[:3]]}")
     finally:
         if d:
             d.stop()

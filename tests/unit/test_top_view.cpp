@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "hwsig/derive.h"
 #include "hwsig/parse.h"
+#include "hwsig/scope.h"
+#include "hwsig/series.h"
+#include "hwsig/snapshot_wire.h"
 #include "hwsig/top_view.h"
-#include "hwsig/vm_discovery.h"
 #include "hwsig/units.h"
-#include "test_procfs_tree.h"
 
 using namespace hwsig;
 
@@ -292,43 +294,108 @@ TEST_CASE("format_cpu_list: CPU lists written the kernel's way", "[top][parse]")
 	CHECK(parse_cpu_list(format_cpu_list(cpus)) == cpus);
 }
 
-TEST_CASE("top: the wait verdict says on which CPUs the VM's vCPUs are", "[top]")
+TEST_CASE("top: the wait verdict names the CPUs of the waits blamed on the culprit", "[top]")
 {
 	Fixture f;
-	VcpuCpus on = {{100, {4, 5, 6, 7}}, {500, {3}}};
-	auto rows = top_rows(f.iv, f.vms, {}, &on);
-	CHECK(row(rows, "victim").verdict == "waits behind vm:batch7 on CPUs 4-7 (80.0% of its wait; vCPUs wait 40.0%)");
+	// victim's waits behind batch7 were on CPUs 3 and 5, those behind idle
+	// on 7; tenant's behind host processes on 3 only. Where their vCPU
+	// threads ran last (anywhere else) does not matter.
+	auto &where = f.iv.cpus[series::kVmWaitBehindCpus];
+	where["vm:victim/culprit:vm:batch7"] = {3, 5};
+	where["vm:victim/culprit:idle"] = {7};
+	where["vm:tenant/culprit:host:other"] = {3};
+	where["vm:crowded/culprit:host:other"] = {0, 1, 2, 3};
+	auto rows = top_rows(f.iv, f.vms);
+	CHECK(row(rows, "victim").on_cpus == std::vector<unsigned>{3, 5});
+	CHECK(row(rows, "victim").verdict ==
+	      "waits behind vm:batch7 on CPUs 3,5 (80.0% of its wait; vCPUs wait 40.0%)");
 	CHECK(row(rows, "tenant").verdict ==
 	      "waits behind host processes on CPU 3 (90.0% of its wait; vCPUs wait 10.0%)");
-	// Not known: not named.
+	// crowded has a culprit and its CPUs, but no verdict: in JSON only.
+	CHECK(row(rows, "crowded").on_cpus == std::vector<unsigned>{0, 1, 2, 3});
+	CHECK(row(rows, "crowded").verdict.empty());
+	// Not known: not named. batch7's culprit (victim) has no CPUs listed.
+	CHECK(row(rows, "batch7").culprit == "vm:victim");
+	CHECK(row(rows, "batch7").on_cpus.empty());
 	CHECK(row(rows, "net").on_cpus.empty());
 	std::string j = render_top_json(f.iv, rows);
-	CHECK(j.find("\"on_cpus\":\"4-7\"") != std::string::npos);
+	CHECK(j.find("\"on_cpus\":\"3,5\"") != std::string::npos);
+	CHECK(j.find("\"on_cpus\":\"0-3\"") != std::string::npos);
 	CHECK(j.find("\"on_cpus\":null") != std::string::npos);
+	// Without any CPU figures (an older hwsigd's snapshots): no "on".
+	Fixture old;
+	CHECK(row(top_rows(old.iv, old.vms), "victim").verdict ==
+	      "waits behind vm:batch7 (80.0% of its wait; vCPUs wait 40.0%)");
 }
 
-TEST_CASE("vcpu_last_cpus: field 39 of each vCPU thread's stat, sorted, each once", "[top][vms]")
+namespace {
+
+// A VM of one vCPU at `scope`, its waits behind `who` (ns) and where they
+// were (CPU counts), its vCPU's run_delay.
+void add_waits(Snapshot &s, const std::string &vm, const std::string &who, double wait_ns, CpuCounts where,
+	       double vcpu_delay_ns)
 {
-	procfs_test::TempTree t;
-	// A comm with spaces and a parenthesis, as QEMU's threads have; the
-	// fields after it as a 6.1 kernel writes them (processor is the 37th
-	// after the comm).
-	auto stat = [](int tid, const char *comm, unsigned cpu) {
-		return std::to_string(tid) + " (" + comm +
-		       ") R 1 700 700 0 -1 4194368 3 0 0 0 4000 200 0 0 20 0 5 0 100 1000 50 18446744073709551615 "
-		       "1 1 0 0 0 0 0 4096 0 0 0 0 -1 " +
-		       std::to_string(cpu) + " 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
-	};
-	t.put("proc/700/task/701/stat", stat(701, "CPU 0/KVM", 6));
-	t.put("proc/700/task/702/stat", stat(702, "CPU 1/KVM", 4));
-	t.put("proc/700/task/703/stat", stat(703, "CPU 2/KVM", 6));
-	t.put("proc/700/task/704/stat", stat(704, "a) b", 5));
-	Vm v;
-	v.pid = 700;
-	v.vcpu_tids = {701, 702, 703, 704, 705}; // 705 exited
-	CHECK(vcpu_last_cpus(t.root(), v) == std::vector<unsigned>{4, 5, 6});
-	t.put("proc/700/task/704/stat", "704 (truncated) R 1 2\n");
-	CHECK(vcpu_last_cpus(t.root(), v) == std::vector<unsigned>{4, 6});
+	const std::string cell = Scope::vm(vm).culprit(Scope::parse(who)).str();
+	s.add_counter(series::kVmWaitBehindNs, cell, wait_ns, "bpf");
+	s.add_cpu_counts(series::kVmWaitBehindCpus, cell, std::move(where), "bpf");
+	s.add_counter(series::kVcpuRunDelayNs, Scope::vm(vm).str(), vcpu_delay_ns, "procfs");
+	s.add_counter(series::kVcpuRunDelayNs, Scope::vm(vm).str() + "/vcpu:0", vcpu_delay_ns, "procfs");
+	s.set_counts_from_zero(series::kVmWaitBehindNs);
+	s.set_counts_from_zero(series::kVmWaitBehindCpus);
+}
+
+} // namespace
+
+TEST_CASE("top: from two snapshots, the CPUs whose count grew in the interval, across the wire", "[top][derive][wire]")
+{
+	std::vector<Vm> vms = {vm(100, "victim", 1)};
+	Snapshot prev, cur;
+	prev.mono_ns = 10'000'000'000;
+	cur.mono_ns = 11'000'000'000;
+	// Before: waits behind batch7 on CPUs 3 and 7 (7 since long ago).
+	add_waits(prev, "victim", "vm:batch7", 1e9, {{3, 4}, {7, 2}}, 1e9);
+	add_waits(prev, "victim", "host:other", 1e8, {{0, 1}}, 1e9);
+	// In the interval: 0.6 s more behind batch7, on 3 and 5, not 7; 0.1 s
+	// behind host processes, on CPU 0 (where its vCPU ran last, say).
+	add_waits(cur, "victim", "vm:batch7", 1.6e9, {{3, 5}, {5, 1}, {7, 2}}, 1.7e9);
+	add_waits(cur, "victim", "host:other", 2e8, {{0, 2}}, 1.7e9);
+	// A culprit first seen in this interval: from zero.
+	const std::string kernel = Scope::vm("victim").culprit(Scope::host(Scope::HostWork::Kernel)).str();
+	cur.add_counter(series::kVmWaitBehindNs, kernel, 1e6, "bpf");
+	cur.add_cpu_counts(series::kVmWaitBehindCpus, kernel, {{9, 1}}, "bpf");
+	const std::vector<std::string> claimed = {"sched.wait_behind_ratio", "sched.vcpu_wait_ratio"};
+	// Once directly, once as hwsigctl gets them from the daemon.
+	for (bool wire : {false, true}) {
+		INFO((wire ? "through the wire" : "direct"));
+		Snapshot a = prev, b = cur;
+		if (wire) {
+			a = decode_snapshot(encode_snapshot(prev, vms, claimed)).snapshot;
+			b = decode_snapshot(encode_snapshot(cur, vms, claimed)).snapshot;
+		}
+		const Interval iv = derive(a, b, claimed);
+		const auto &where = iv.cpus.at(series::kVmWaitBehindCpus);
+		CHECK(where.at(Scope::vm("victim").culprit(Scope::vm("batch7")).str()) == std::vector<unsigned>{3, 5});
+		CHECK(where.at(Scope::vm("victim").culprit(Scope::host(Scope::HostWork::Other)).str()) ==
+		      std::vector<unsigned>{0});
+		CHECK(where.at(kernel) == std::vector<unsigned>{9});
+		auto rows = top_rows(iv, vms);
+		const TopRow &victim = row(rows, "victim");
+		CHECK(victim.culprit == "vm:batch7");
+		CHECK(victim.verdict == "waits behind vm:batch7 on CPUs 3,5 (85.6% of its wait; vCPUs wait 70.0%)");
+	}
+	// Nothing grew: nothing named.
+	CHECK(derive(cur, cur, claimed).cpus.empty());
+}
+
+TEST_CASE("cpus_grown: above the count before, or started again", "[derive]")
+{
+	const CpuCounts before = {{1, 3}, {4, 2}, {9, 1}};
+	CHECK(cpus_grown(&before, {{1, 3}, {4, 3}, {9, 1}}) == std::vector<unsigned>{4});
+	CHECK(cpus_grown(&before, {{0, 1}, {1, 3}, {2, 1}, {4, 2}, {9, 1}, {10, 1}}) ==
+	      std::vector<unsigned>{0, 2, 10});
+	CHECK(cpus_grown(nullptr, {{5, 1}, {6, 0}}) == std::vector<unsigned>{5});
+	CHECK(cpus_grown(&before, {{1, 1}}) == std::vector<unsigned>{1}); // a VM index reused: counted again
+	CHECK(cpus_grown(&before, {}).empty());
 }
 
 TEST_CASE("top: memory bandwidth from resctrl where it is on, else the LLC-miss estimate; LLC held", "[top]")

@@ -15,7 +15,6 @@
 #include "hwsig/docs.h"
 #include "hwsig/error.h"
 #include "hwsig/top_view.h"
-#include "hwsig/vm_discovery.h"
 #include "interrupt.h"
 #include "snapshot_feed.h"
 #include "terminal.h"
@@ -284,14 +283,7 @@ int run_top(TopOptions &o)
 		hwsig::Snapshot cur = sampler.take();
 		hwsig::Interval iv = hwsig::derive(prev, cur, claimed);
 		const auto &vms = sampler.vms();
-		// Where each VM's vCPUs are, read here (also with the daemon:
-		// same host) for the wait verdict: a file per vCPU, so only for
-		// the VMs the filter shows.
-		hwsig::VcpuCpus on_cpus;
-		for (const hwsig::Vm &vm : vms)
-			if (o.filter.matches(vm.name))
-				on_cpus[vm.pid] = hwsig::vcpu_last_cpus(o.root, vm);
-		screen.show(iv, hwsig::top_rows(iv, vms, {}, &on_cpus), vms.size());
+		screen.show(iv, hwsig::top_rows(iv, vms), vms.size());
 		prev = std::move(cur);
 		++shown;
 	}

@@ -112,6 +112,8 @@ std::vector<hwsig::Vm> add_guests(hwsig::Snapshot &snap, unsigned n, unsigned vc
 			const std::string cell = scope + "/culprit:" + hwsig::Scope::vm(other).str();
 			snap.add_counter(kVmWaitBehindNs, cell, 1000.0 * ((o + v) % n + 1) * k, "bpf");
 			snap.add_counter(kVmPreemptedBy, cell, 1.0 * ((o + v) % n + 1) * k, "bpf");
+			// Where: the CPU the two share (the victim's), one read a step.
+			snap.add_cpu_counts(kVmWaitBehindCpus, cell, {{v % 256, step}}, "bpf");
 		}
 		for (const char *who : {"host:kernel", "host:vhost", "host:other", "idle"}) {
 			snap.add_counter(kVmWaitBehindNs, scope + "/culprit:" + who, 500 * k, "bpf");

@@ -114,6 +114,7 @@ TopRow host_row(const Interval &iv, const Values &v)
 struct Culprit {
 	double total = 0, top = 0;
 	std::string who;
+	std::string scope; // vm:NAME/culprit:WHO of the top one
 };
 using Culprits = std::map<std::string, Culprit, std::less<>>;
 
@@ -134,12 +135,23 @@ Culprits find_culprits(const Interval &iv)
 		if (s.culprit_scope().kind() != Scope::Kind::Idle && m.value > c.top) {
 			c.top = m.value;
 			c.who = s.culprit();
+			c.scope = m.scope;
 		}
 	}
 	return out;
 }
 
-void set_culprit(const Culprits &culprits, const std::string &vm, TopRow &r)
+// The CPUs the waits blamed on each culprit were on, in the interval.
+using WaitCpus = std::map<std::string, std::vector<unsigned>, std::less<>>;
+
+const WaitCpus &wait_cpus(const Interval &iv)
+{
+	static const WaitCpus none;
+	auto it = iv.cpus.find(series::kVmWaitBehindCpus);
+	return it == iv.cpus.end() ? none : it->second;
+}
+
+void set_culprit(const Culprits &culprits, const WaitCpus &where, const std::string &vm, TopRow &r)
 {
 	auto it = culprits.find(vm);
 	if (it == culprits.end())
@@ -147,6 +159,10 @@ void set_culprit(const Culprits &culprits, const std::string &vm, TopRow &r)
 	r.culprit = it->second.who;
 	if (!r.culprit.empty() && it->second.total > 0)
 		r.culprit_share = it->second.top / it->second.total;
+	if (r.culprit.empty())
+		return;
+	if (auto cpus = where.find(it->second.scope); cpus != where.end())
+		r.on_cpus = cpus->second;
 }
 
 std::string percent(double ratio)
@@ -201,9 +217,13 @@ std::optional<IoNeighbour> DiskRequests::neighbour(const std::string &scope) con
 
 // What every VM's row reads besides its own values, found once per interval.
 struct Shared {
-	explicit Shared(const Interval &iv) : values(iv), culprits(find_culprits(iv)), disks(iv) {}
+	explicit Shared(const Interval &iv)
+		: values(iv), culprits(find_culprits(iv)), where(wait_cpus(iv)), disks(iv)
+	{
+	}
 	Values values;
 	Culprits culprits;
+	const WaitCpus &where;
 	DiskRequests disks;
 };
 
@@ -232,16 +252,11 @@ void judge(const DiskRequests &disks, const std::string &scope, TopRow &r, const
 		r.verdict = "RX ring stalls: the guest posts too few receive buffers";
 }
 
-TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules, const VcpuCpus *cpus)
+TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules)
 {
 	const Values &v = shared.values;
 	TopRow r;
 	r.name = vm.name;
-	if (cpus) {
-		auto it = cpus->find(vm.pid);
-		if (it != cpus->end())
-			r.on_cpus = it->second;
-	}
 	const std::string scope = vm.scope();
 	if (!vm.vcpu_tids.empty())
 		r.vcpus = static_cast<double>(vm.vcpu_tids.size());
@@ -260,7 +275,7 @@ TopRow vm_row(const Shared &shared, const Vm &vm, const TopRules &rules, const V
 		r.iops = reads.value_or(0) + writes.value_or(0);
 	r.io_p99_us = v.get(metric_id::kIoLatencyP99Us, scope);
 	r.io_p99_bound = v.bound(metric_id::kIoLatencyP99Us, scope);
-	set_culprit(shared.culprits, vm.name, r);
+	set_culprit(shared.culprits, shared.where, vm.name, r);
 	judge(shared.disks, scope, r, rules);
 	return r;
 }
@@ -363,15 +378,14 @@ std::string culprit_text(const std::string &culprit)
 	return culprit;
 }
 
-std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules,
-			     const VcpuCpus *vcpu_cpus)
+std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules)
 {
 	const Shared shared(iv);
 	std::vector<TopRow> rows;
 	rows.reserve(vms.size() + 1);
 	rows.push_back(host_row(iv, shared.values));
 	for (const Vm &vm : vms)
-		rows.push_back(vm_row(shared, vm, rules, vcpu_cpus));
+		rows.push_back(vm_row(shared, vm, rules));
 	return rows;
 }
 

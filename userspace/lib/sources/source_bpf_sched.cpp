@@ -97,7 +97,8 @@ private:
 		// that merely looks like QEMU never shows up as an idle VM),
 		// derive takes that first interval from zero.
 		for (const char *name : {series::kRunqWaitUs, series::kRunqWakeupWaitUs, series::kRunqPreemptWaitUs,
-					 series::kInvoluntarySwitches, series::kVmWaitBehindNs, series::kVmPreemptedBy})
+					 series::kInvoluntarySwitches, series::kVmWaitBehindNs, series::kVmPreemptedBy,
+					 series::kVmWaitBehindCpus})
 			snap.set_counts_from_zero(name);
 		// tgid -> scopes it is reported under.
 		std::map<int, std::vector<std::string>> wanted;
@@ -154,7 +155,8 @@ private:
 	}
 
 	// The victim x culprit matrix of the VMs alive now: one counter pair
-	// per cell with any count, culprits named as the VMs listed now.
+	// per cell with any count, and the CPUs of its waits, culprits named
+	// as the VMs listed now.
 	static void blame(SchedCollector &collector, const std::set<int> &vm_pids, const SourceContext &ctx,
 			  Snapshot &snap)
 	{
@@ -185,6 +187,11 @@ private:
 				const std::string at = scope.culprit(*who).str();
 				snap.add_counter(series::kVmWaitBehindNs, at, static_cast<double>(cell.wait_ns), kSource);
 				snap.add_counter(series::kVmPreemptedBy, at, static_cast<double>(cell.preemptions), kSource);
+				// Where the waits were (hwsigctl top's "on CPUs"): data
+				// in the snapshot, so that it reaches a hwsigctl reading
+				// the daemon; no metric, no export.
+				if (!cell.cpu_reads.empty())
+					snap.add_cpu_counts(series::kVmWaitBehindCpus, at, cell.cpu_reads, kSource);
 			}
 		}
 	}

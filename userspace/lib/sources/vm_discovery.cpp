@@ -585,28 +585,6 @@ std::vector<VmDetails> discover_vm_details(const std::string &root)
 
 namespace hwsig {
 
-std::vector<unsigned> vcpu_last_cpus(const std::string &root, const Vm &vm)
-{
-	std::set<unsigned> cpus;
-	const std::string task = join_path(root, "proc/" + std::to_string(vm.pid) + "/task/");
-	for (int tid : vm.vcpu_tids) {
-		FileRead stat = read_file(task + std::to_string(tid) + "/stat");
-		if (!stat.data)
-			continue;
-		// "pid (comm) S ...": fields from the state (field 3) on.
-		auto paren = stat.data->rfind(')');
-		if (paren == std::string::npos)
-			continue;
-		auto fields = split_ws(std::string_view(*stat.data).substr(paren + 1));
-		constexpr std::size_t kProcessor = 39 - 3;
-		if (fields.size() <= kProcessor)
-			continue;
-		if (auto cpu = parse_u64(fields[kProcessor]); cpu && *cpu < (1u << 20))
-			cpus.insert(static_cast<unsigned>(*cpu));
-	}
-	return {cpus.begin(), cpus.end()};
-}
-
 std::vector<Vm> discover_vms(const std::string &root)
 {
 	std::vector<Vm> vms;

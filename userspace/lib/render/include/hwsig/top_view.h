@@ -38,7 +38,9 @@ struct TopRow {
 	// mem.mbm_total_bps (resctrl), else the estimate mem.llc_miss_bps
 	std::optional<double> mem_bps;
 	std::optional<double> llc_bytes;       // mem.llc_occupancy_bytes (resctrl)
-	std::vector<unsigned> on_cpus;         // the CPUs its vCPU threads last ran on (VM rows)
+	// VM rows: the CPUs the waits blamed on its culprit ended on (whose
+	// run queues it waited on) in the interval; empty without a culprit
+	std::vector<unsigned> on_cpus;
 	std::string verdict;                   // "" when nothing dominates
 };
 
@@ -66,14 +68,12 @@ const std::vector<TopColumn> &top_columns();
 // The column named (header, any case, or its JSON field); nullptr if none.
 const TopColumn *find_top_column(const std::string &name);
 
-// "host" first, then one row per VM listed in vms, sorted by `sort`
-// (descending, or ascending when `ascending`; rows without the value
-// last, then by name).
-// vcpu_cpus: per VM pid, the CPUs its vCPU threads last ran on
-// (vcpu_last_cpus()), named in a wait verdict; none: not named.
-using VcpuCpus = std::map<int, std::vector<unsigned>>;
-std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules = {},
-			     const VcpuCpus *vcpu_cpus = nullptr);
+// "host" first, then one row per VM listed in vms. A wait verdict names
+// the CPUs of the waits blamed on the culprit (Interval::cpus of
+// series::kVmWaitBehindCpus).
+std::vector<TopRow> top_rows(const Interval &iv, const std::vector<Vm> &vms, const TopRules &rules = {});
+// Sorted by `sort` (descending, or ascending when `ascending`; rows
+// without the value last, then by name).
 void sort_top_rows(std::vector<TopRow> &rows, const TopColumn &sort, bool ascending);
 
 // Keeps the host's row and the VM rows the filter matches (all of them for

@@ -19,11 +19,6 @@
 
 namespace hwsig {
 
-// The CPUs vm's vCPU threads last ran on (field 39 of
-// <root>/proc/PID/task/TID/stat), sorted, each once; a thread gone is
-// skipped. For a VM pinned to CPUs these are among its pins.
-std::vector<unsigned> vcpu_last_cpus(const std::string &root, const Vm &vm);
-
 // Scans <root>/proc. Never throws for a process that vanishes mid-scan or an
 // unreadable entry: such processes are skipped.
 std::vector<Vm> discover_vms(const std::string &root);
