@@ -268,7 +268,7 @@ TEST_CASE("dump v2: ring records, loss counts, event list, PMU plan and trigger 
 	CHECK(back.rings_absent.empty());
 }
 
-TEST_CASE("dump v2: no rings, with the reason; a version 1 file still reads", "[dump]")
+TEST_CASE("dump v2: no rings, with the reason, a version 1 file still reads", "[dump]")
 {
 	DumpContents d = sample();
 	d.rings_absent = "hwsig.ko is not loaded: no ring records";
@@ -371,7 +371,7 @@ TEST_CASE("replay --ticks: per-tick counts from cumulative records, gaps where r
 	CHECK(table.find("           5     -0.020   30.000         30000000               30\n") != std::string::npos);
 }
 
-TEST_CASE("replay --ticks: IPC from cycles and instructions; a counter reset or an unread event shows '-'", "[dump]")
+TEST_CASE("replay --ticks: IPC from cycles and instructions, a counter reset or an unread event shows '-'", "[dump]")
 {
 	DumpRings r = sample_rings();
 	r.events = {{"cycles", "cpu", "active 2/2"}, {"instructions", "cpu", "active 2/2"}};

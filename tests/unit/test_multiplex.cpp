@@ -48,7 +48,7 @@ TEST_CASE("IntervalScaledCounter adds per-interval estimates, restarts from zero
 	CHECK(c.totals().mux.uncounted_ns == 100);
 }
 
-TEST_CASE("ScaledCounters: per scope what this collect read; system keeps an unread counter's total", "[multiplex]")
+TEST_CASE("ScaledCounters: per scope what this collect read, system keeps an unread counter's total", "[multiplex]")
 {
 	ScaledCounters counters;
 	counters.read({0, 0}, "pmu.cycles", "cpu:0", {100, 10, 10});

@@ -52,7 +52,7 @@ void kill_and_reap(pid_t pid)
 
 } // namespace
 
-TEST_CASE("process_alive: running, sleeping and in-disk are alive; zombie and dead are not", "[procfs][alive]")
+TEST_CASE("process_alive: running, sleeping and in-disk are alive, zombie and dead are not", "[procfs][alive]")
 {
 	procfs_test::TempTree tree;
 	tree.put("proc/101/status", status_in("R (running)"));

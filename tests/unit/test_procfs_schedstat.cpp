@@ -276,7 +276,7 @@ TEST_CASE("schedstat source with VMs found by discover_vms (kvm-host tree)", "[p
 	CHECK_FALSE(metric(iv, kAvg, "vm:db02"));
 }
 
-TEST_CASE("vCPU wait: per vCPU and the VM's mean, over the interval; none for the VM when its vCPUs change",
+TEST_CASE("vCPU wait: per vCPU and the VM's mean, over the interval, none for the VM when its vCPUs change",
 	  "[procfs][schedstat][derive]")
 {
 	const char *const kWait = "sched.vcpu_wait_ratio";

@@ -147,7 +147,7 @@ double value_of(const hwsig::Interval &iv, const std::string &id)
 
 } // namespace
 
-TEST_CASE("derive: a rate over its series' stamps; a summary too", "[stamps]")
+TEST_CASE("derive: a rate over its series' stamps, a summary too", "[stamps]")
 {
 	auto [a, b] = stamped_pair();
 	auto iv = hwsig::derive(a, b, {"psi.io_some_pct"});
@@ -198,7 +198,7 @@ TEST_CASE("a summary covers a scope that appears later from its own source's sta
 	CHECK(v["vm:new"] == Approx(60.0 / 0.6));   // 60 reads over 2.7 s -> 3.3 s
 }
 
-TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is still read", "[stamps][wire]")
+TEST_CASE("the wire carries each series' stamp (version 3 on), version 2 is still read", "[stamps][wire]")
 {
 	auto [a, b] = stamped_pair();
 	(void)a;
@@ -223,5 +223,5 @@ TEST_CASE("the wire carries each series' stamp (version 3 on); version 2 is stil
 			  Catch::Contains("unknown record 'read'"));
 	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t3\nread\tx\t-4\nend\n"),
 			  Catch::Contains("not an unsigned integer"));
-	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t6\nend\n"), Catch::Contains("reads 1 to 5"));
+	CHECK_THROWS_WITH(hwsig::decode_snapshot("hwsig-snapshot\t7\nend\n"), Catch::Contains("reads 1 to 6"));
 }

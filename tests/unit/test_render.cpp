@@ -257,7 +257,7 @@ TEST_CASE("a value that is an upper bound reads \"<\" in the table and compact l
 	CHECK(line.find("2.50µs") != std::string::npos); // an estimate above the bound
 }
 
-TEST_CASE("table: unavailable metrics said once, grouped by reason; changes when they change", "[render]")
+TEST_CASE("table: unavailable metrics said once, grouped by reason, changes when they change", "[render]")
 {
 	RenderOptions opt;
 	UnavailableSaid said;

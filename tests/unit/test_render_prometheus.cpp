@@ -338,7 +338,7 @@ TEST_CASE("prometheus: log2 histograms as cumulative buckets in seconds", "[rend
 	CHECK(grep(pc, "hwsig_runq_wait_seconds_bucket{le=").empty());
 }
 
-TEST_CASE("prometheus: every series of a family has the same buckets; +Inf equals _count", "[render_prometheus]")
+TEST_CASE("prometheus: every series of a family has the same buckets, +Inf equals _count", "[render_prometheus]")
 {
 	Snapshot s;
 	Histogram a, b;

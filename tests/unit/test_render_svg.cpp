@@ -134,7 +134,7 @@ TEST_CASE("plot: the default panels are the defaults present in the dump, in the
 	CHECK(count(svg, "<rect class=\"frame\"") == 4);
 }
 
-TEST_CASE("plot: --metrics chooses the panels and their order; an absent one says why", "[plot]")
+TEST_CASE("plot: --metrics chooses the panels and their order, an absent one says why", "[plot]")
 {
 	auto req = request();
 	req.metrics = {"psi.cpu_some_pct", "vhost.queue_depth_p99", "mem.thp_anon_bytes"};
@@ -176,7 +176,7 @@ TEST_CASE("plot: a dump without any default metric is refused, pointing at --met
 	CHECK_THROWS_WITH(build_plot(only_thp, request(kT0 + 3 * kSecond)), Catch::EndsWith("choose some with --metrics"));
 }
 
-TEST_CASE("plot: one series per scope; --vm keeps the host and that VM only", "[plot]")
+TEST_CASE("plot: one series per scope, --vm keeps the host and that VM only", "[plot]")
 {
 	const Plot all = build_plot(incident(), request());
 	const auto &ipc = panel_of(all, "cpu.ipc");

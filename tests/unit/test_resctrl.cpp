@@ -147,7 +147,7 @@ TEST_CASE("resctrl: group names", "[resctrl]")
 	CHECK(resctrl::owner_of("ops-batch") == 0);
 }
 
-TEST_CASE("resctrl: system sums the L3 domains; rates over two collects", "[resctrl]")
+TEST_CASE("resctrl: system sums the L3 domains, rates over two collects", "[resctrl]")
 {
 	Rig rig;
 	auto a = rig.collect(10'000'000'000ull);

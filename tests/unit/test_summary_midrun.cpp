@@ -194,7 +194,7 @@ TEST_CASE("summary: a VM started mid-run covers its own life, its later parts th
 	CHECK(sys->note.empty());
 }
 
-TEST_CASE("summary: a disk idle until mid-run is over the whole run; its percentiles of its requests",
+TEST_CASE("summary: a disk idle until mid-run is over the whole run, its percentiles of its requests",
 	  "[derive][summary][midrun]")
 {
 	// dev:vda reads 100/s throughout; dev:vdb is idle until 3 s (no map

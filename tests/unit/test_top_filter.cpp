@@ -61,7 +61,7 @@ std::size_t vm_lines(const std::vector<std::string> &text)
 
 } // namespace
 
-TEST_CASE("top filter: globs, comma-separated; empty ones refused", "[top]")
+TEST_CASE("top filter: globs, comma-separated, empty ones refused", "[top]")
 {
 	auto f = VmNameFilter::parse("web*,db0[1-2]");
 	REQUIRE(f);

@@ -398,7 +398,7 @@ TEST_CASE("cpus_grown: above the count before, or started again", "[derive]")
 	CHECK(cpus_grown(&before, {}).empty());
 }
 
-TEST_CASE("top: memory bandwidth from resctrl where it is on, else the LLC-miss estimate; LLC held", "[top]")
+TEST_CASE("top: memory bandwidth from resctrl where it is on, else the LLC-miss estimate, LLC held", "[top]")
 {
 	Fixture f;
 	add(f.iv, "mem.mbm_total_bps", "vm:victim", 2e9);

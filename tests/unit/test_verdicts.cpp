@@ -167,7 +167,7 @@ TEST_CASE("verdicts: thresholds from a file move the bar", "[verdicts]")
 	CHECK(lines_for("sched.steal_ratio", "system", 0.31, "ratio", t) == Lines{"CPU saturated: steal 31.0 %"});
 }
 
-TEST_CASE("verdicts: most severe first; only visible scopes judged", "[verdicts]")
+TEST_CASE("verdicts: most severe first, only visible scopes judged", "[verdicts]")
 {
 	Builder b;
 	b.add("sched.steal_ratio", "system", 0.11, "ratio")         // 1.1x

@@ -360,7 +360,7 @@ TEST_CASE("vhost RX: the low end of the free buffers, never their high end as a 
 	CHECK_FALSE(find(iv, "vhost.rx_buffers_p1", "vq:100:1:tx"));
 }
 
-TEST_CASE("vhost behind a vIOMMU: depth not sampled, said so; stalls still counted", "[vhost][derive]")
+TEST_CASE("vhost behind a vIOMMU: depth not sampled, said so, stalls still counted", "[vhost][derive]")
 {
 	std::vector<Vm> vms = {vm(100, "web")};
 	std::map<VhostQueueKey, VhostQueueCounts> q0, q1;

@@ -145,35 +145,33 @@ std::vector<int> to_ids(const std::string &s, std::size_t line)
 	}
 }
 
+// Calls each(item) for every comma-separated item of s (none when s is
+// empty; an empty item between two commas is an item).
+template <typename Each> void for_each_item(const std::string &s, Each &&each)
+{
+	if (s.empty())
+		return;
+	for (std::size_t start = 0;;) {
+		const std::size_t comma = s.find(',', start);
+		each(std::string_view(s.data() + start, (comma == std::string::npos ? s.size() : comma) - start));
+		if (comma == std::string::npos)
+			return;
+		start = comma + 1;
+	}
+}
+
 template <typename U> std::vector<U> to_list(const std::string &s, std::size_t line)
 {
 	std::vector<U> out;
-	if (s.empty())
-		return out;
-	std::size_t start = 0;
-	for (;;) {
-		std::size_t comma = s.find(',', start);
-		std::string_view item(s.data() + start, (comma == std::string::npos ? s.size() : comma) - start);
-		out.push_back(to_unsigned<U>(item, line));
-		if (comma == std::string::npos)
-			return out;
-		start = comma + 1;
-	}
+	for_each_item(s, [&](std::string_view item) { out.push_back(to_unsigned<U>(item, line)); });
+	return out;
 }
 
 std::vector<std::string> to_names(const std::string &s)
 {
 	std::vector<std::string> out;
-	if (s.empty())
-		return out;
-	std::size_t start = 0;
-	for (;;) {
-		std::size_t comma = s.find(',', start);
-		out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-		if (comma == std::string::npos)
-			return out;
-		start = comma + 1;
-	}
+	for_each_item(s, [&](std::string_view item) { out.emplace_back(item); });
+	return out;
 }
 
 // Bounds that keep a hostile or broken peer from making us allocate
@@ -185,13 +183,8 @@ constexpr unsigned kMaxCpu = 65535; // above any kernel's NR_CPUS
 CpuCounts to_cpu_counts(const std::string &s, std::size_t line)
 {
 	CpuCounts out;
-	if (s.empty())
-		return out;
-	std::size_t start = 0;
-	for (;;) {
-		std::size_t comma = s.find(',', start);
-		std::string_view item(s.data() + start, (comma == std::string::npos ? s.size() : comma) - start);
-		std::size_t colon = item.find(':');
+	for_each_item(s, [&](std::string_view item) {
+		const std::size_t colon = item.find(':');
 		if (colon == std::string_view::npos)
 			bad(line, "not CPU:COUNT: '" + std::string(item) + "'");
 		const unsigned cpu = to_unsigned<unsigned>(item.substr(0, colon), line);
@@ -202,10 +195,8 @@ CpuCounts to_cpu_counts(const std::string &s, std::size_t line)
 		out.emplace_back(cpu, to_unsigned<std::uint64_t>(item.substr(colon + 1), line));
 		if (out.size() > kMaxSlots)
 			bad(line, "too many CPUs");
-		if (comma == std::string::npos)
-			return out;
-		start = comma + 1;
-	}
+	});
+	return out;
 }
 
 } // namespace
