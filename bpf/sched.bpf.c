@@ -254,7 +254,7 @@ static __always_inline void add_blame(__u32 victim, __u32 culprit, __u64 wait_ns
 	__u32 cell = victim * HWSIG_SCHED_CLASSES + culprit;
 	struct hwsig_sched_blame *b;
 	__u32 cpu;
-	__u64 bit;
+	__u64 word, bit;
 
 	if (victim >= HWSIG_SCHED_MAX_VMS || culprit >= HWSIG_SCHED_CLASSES)
 		return;
@@ -275,11 +275,16 @@ static __always_inline void add_blame(__u32 victim, __u32 culprit, __u64 wait_ns
 	 * userspace taking the word: a stale bit loses this CPU for one
 	 * read only if no later wait there sets it again. */
 	cpu = bpf_get_smp_processor_id();
-	if (cpu >= HWSIG_SCHED_MAX_CPUS)
+	/* The index is checked and used in one register (barrier_var):
+	 * clang otherwise recomputes it from the helper's return value, which
+	 * a 6.1 verifier does not bound, and the access is refused. */
+	word = cpu >> 6;
+	barrier_var(word);
+	if (word >= HWSIG_SCHED_CPU_WORDS)
 		return;
 	bit = 1ULL << (cpu & 63);
-	if (!(b->cpus[cpu / 64] & bit))
-		__sync_fetch_and_or(&b->cpus[cpu / 64], bit);
+	if (!(b->cpus[word] & bit))
+		__sync_fetch_and_or(&b->cpus[word], bit);
 }
 
 static __always_inline struct cpu_holder *this_cpu_holder(void)
