@@ -288,3 +288,50 @@ TEST_CASE("a refill in the old order, with holes and repeats, equals a fresh sna
 	again.release_spares();
 	CHECK(text_of(again) == text_of(fresh_a));
 }
+
+// hwsigd fills each snapshot in the storage of the one before last, so two
+// storages alternate, and History::add() takes a series' keys by position,
+// without a comparison, when its shape (Series::shape) is one it knows.
+// Whatever the scopes do between the two storages, every value must come
+// back with its own scope.
+TEST_CASE("the history keys refilled snapshots by shape and never mislabels a value", "[history][reuse]")
+{
+	hwsigd::History h(4);
+	const std::vector<std::vector<std::string>> rounds = {
+		{"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:b", "vm:c"}, // both storages, one list
+		{"vm:a", "vm:c"},                                                     // one dropped in one storage
+		{"vm:a", "vm:b", "vm:c"},                                             // the other storage: unchanged
+		{"vm:a", "vm:c"},         {"vm:a", "vm:b", "vm:c", "vm:d"}, {"vm:a", "vm:b", "vm:c", "vm:d"},
+		{"vm:a", "vm:b", "vm:c", "vm:d"}, {"cpu:0", "vm:a", "vm:b", "vm:c", "vm:d"},
+		{"cpu:0", "vm:a", "vm:b", "vm:c", "vm:d"}, {"vm:b", "vm:c"}, {"vm:x", "vm:y"}, {"vm:x", "vm:y"},
+	};
+	hwsig::Snapshot storage[2];
+	for (std::size_t round = 0; round < rounds.size(); ++round) {
+		hwsig::Snapshot s;
+		s.reuse_storage(std::move(storage[round % 2]));
+		const double base = 100.0 * static_cast<double>(round + 1);
+		for (std::size_t i = 0; i < rounds[round].size(); ++i)
+			s.add_counter("stat.total", rounds[round][i], base + static_cast<double>(i), "procfs");
+		s.release_spares();
+		// Rounds 9 and 10 keep per-CPU scopes; the others drop them.
+		const bool keep_cpu = round == 9 || round == 10;
+		h.add(s, {}, keep_cpu);
+		const hwsig::Snapshot back = h.snapshot(h.snapshots() - 1);
+		INFO("round " << round);
+		std::size_t i = 0, kept = 0;
+		for (const auto &scope : rounds[round]) {
+			const bool dropped = !keep_cpu && scope.starts_with("cpu:");
+			const auto *c = back.counter("stat.total", scope);
+			if (dropped) {
+				CHECK_FALSE(c);
+			} else {
+				REQUIRE(c);
+				CHECK(c->value == base + static_cast<double>(i));
+				++kept;
+			}
+			++i;
+		}
+		CHECK(back.counters().at("stat.total").by_scope.size() == kept);
+		storage[round % 2] = std::move(s);
+	}
+}

@@ -16,7 +16,8 @@ constexpr std::size_t kCompactAbove = 1u << 16;
 
 bool per_cpu_scope(std::string_view scope)
 {
-	return hwsig::Scope::kind_of(scope) == hwsig::Scope::Kind::Cpu;
+	// Asked of every series every interval: the parse only for "cpu:...".
+	return scope.starts_with("cpu:") && hwsig::Scope::kind_of(scope) == hwsig::Scope::Kind::Cpu;
 }
 
 // The three parts of a joined key.
@@ -61,25 +62,51 @@ std::uint32_t History::intern_scratch()
 	return index;
 }
 
-std::uint32_t History::series_key(Kind kind, const std::string &name, std::size_t at, const std::string &scope,
-				  const std::string &source)
+void History::begin_series(Kind kind, const std::string &name, const std::string &source, std::uint64_t shape,
+			   bool keep_cpu)
 {
-	if (at == 0) {
-		series_ = &series_keys_[kind][name];
-		if (series_->source != source) {
-			series_->source = source;
-			series_->scopes.clear();
-		}
+	series_ = &series_keys_[kind][name];
+	series_name_ = &name;
+	if (series_->source != source || series_->keep_cpu != keep_cpu) {
+		series_->source = source;
+		series_->keep_cpu = keep_cpu;
+		series_->scopes.clear();
+		series_->shapes[0] = series_->shapes[1] = 0;
 	}
+	series_shape_ = shape;
+	shape_known_ = shape != 0 && (series_->shapes[0] == shape || series_->shapes[1] == shape);
+	scopes_changed_ = false;
+}
+
+std::uint32_t History::series_key(std::size_t at, const std::string &scope)
+{
 	auto &scopes = series_->scopes;
+	if (shape_known_)
+		return scopes[at].second; // the same scopes, in the same order
 	if (at < scopes.size() && scopes[at].first == scope)
 		return scopes[at].second;
-	const std::uint32_t key = intern3(name, scope, source);
+	scopes_changed_ = true;
+	const std::uint32_t key = intern3(*series_name_, scope, series_->source);
 	if (at >= scopes.size())
 		scopes.resize(at + 1);
 	scopes[at].first = scope;
 	scopes[at].second = key;
 	return key;
+}
+
+void History::end_series(std::size_t count)
+{
+	if (shape_known_)
+		return;
+	auto &keys = *series_;
+	if (count != keys.scopes.size()) {
+		keys.scopes.resize(count);
+		scopes_changed_ = true;
+	}
+	// Another shape with these very scopes joins the ones known; scopes
+	// that changed leave only this one.
+	keys.shapes[1] = scopes_changed_ ? 0 : keys.shapes[0];
+	keys.shapes[0] = series_shape_;
 }
 
 std::uint32_t History::note_key(std::size_t at, const hwsig::UnavailableNote &n)
@@ -144,6 +171,7 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 	e.realtime_ns = s.realtime_ns;
 	for (const auto &[name, series] : s.counters()) {
 		std::size_t at = 0;
+		begin_series(kCounter, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, point] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
 				continue;
@@ -152,22 +180,26 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 				mux = static_cast<std::uint32_t>(e.muxes.size());
 				e.muxes.push_back(point.mux);
 			}
-			e.values.push_back({series_key(kCounter, name, at++, scope, series.source), false, mux, point.value});
+			e.values.push_back({series_key(at++, scope), false, mux, point.value});
 		}
+		end_series(at);
 	}
 	for (const auto &[name, series] : s.gauges()) {
 		std::size_t at = 0;
+		begin_series(kGauge, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, value] : series.by_scope)
 			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({series_key(kGauge, name, at++, scope, series.source), true, kNoMux, value});
+				e.values.push_back({series_key(at++, scope), true, kNoMux, value});
+		end_series(at);
 	}
 	for (const auto &[name, series] : s.histograms()) {
 		std::size_t at = 0;
+		begin_series(kHistogram, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, hist] : series.by_scope) {
 			if (!keep_cpu && per_cpu_scope(scope))
 				continue;
 			Hist h;
-			h.key = series_key(kHistogram, name, at++, scope, series.source);
+			h.key = series_key(at++, scope);
 			h.layout = hist.layout;
 			h.slots = static_cast<std::uint32_t>(hist.counts.size());
 			h.first = static_cast<std::uint32_t>(e.used.size());
@@ -177,6 +209,7 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 			h.used = static_cast<std::uint32_t>(e.used.size()) - h.first;
 			e.hists.push_back(h);
 		}
+		end_series(at);
 	}
 	std::size_t note_at = 0;
 	for (const auto &n : s.unavailable())

@@ -101,11 +101,21 @@ private:
 	// hashing "name\0scope\0source" (10,000 of them beside 200 VMs).
 	struct SeriesKeys {
 		std::string source;
+		bool keep_cpu = false;
 		std::vector<std::pair<std::string, std::uint32_t>> scopes;
+		// Snapshot shapes (Series::shape) known to have exactly these
+		// scopes: a series of one of them takes its keys by position,
+		// without comparing a scope (10,000 of them beside 200 VMs).
+		// Two: the daemon's snapshots alternate between two storages.
+		std::uint64_t shapes[2] = {0, 0};
 	};
 	enum Kind { kCounter, kGauge, kHistogram, kKinds };
-	std::uint32_t series_key(Kind kind, const std::string &name, std::size_t at, const std::string &scope,
-				 const std::string &source);
+	// One series of a snapshot: begin_series(), series_key() for each of
+	// its scopes kept (at counting from 0), end_series() with how many.
+	void begin_series(Kind kind, const std::string &name, const std::string &source, std::uint64_t shape,
+			  bool keep_cpu);
+	std::uint32_t series_key(std::size_t at, const std::string &scope);
+	void end_series(std::size_t count);
 
 	std::vector<std::string> keys_;
 	std::unordered_map<std::string, std::uint32_t, ViewHash, std::equal_to<>> index_;
@@ -121,6 +131,10 @@ private:
 	std::vector<NoteKey> note_keys_;
 	std::uint32_t note_key(std::size_t at, const hwsig::UnavailableNote &n);
 	SeriesKeys *series_ = nullptr; // the series add() is at
+	const std::string *series_name_ = nullptr;
+	std::uint64_t series_shape_ = 0;
+	bool shape_known_ = false;   // series_'s keys hold for series_shape_
+	bool scopes_changed_ = false; // series_key() rewrote one of series_'s scopes
 };
 
 // The local socket's answer to "history": a version line, then per

@@ -1,6 +1,7 @@
 #include "hwsig/snapshot.h"
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 #include <iterator>
 #include <string_view>
@@ -12,6 +13,12 @@ std::uint64_t monotonic_ns()
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t new_series_shape()
+{
+	static std::atomic<std::uint64_t> next{1};
+	return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 // A series' node: the old snapshot's of that name when there is one (its
@@ -43,6 +50,8 @@ static typename Map::iterator series_node(Map &map, Spares &spares, std::string_
 template <typename Series, typename Spares> static void spare_rest(Series &series, Spares &spares)
 {
 	auto &at = series.refill.at;
+	if (at != series.by_scope.end())
+		series.shape = new_series_shape(); // scopes dropped
 	while (at != series.by_scope.end()) {
 		auto next = std::next(at);
 		spares.points.push_back(series.by_scope.extract(at));
@@ -92,6 +101,7 @@ static void put(Map &map, Spares &spares, std::string_view name, std::string_vie
 			}
 		}
 	}
+	it->second.shape = new_series_shape(); // a scope added
 	if (!spares.points.empty()) {
 		auto node = std::move(spares.points.back());
 		spares.points.pop_back();
@@ -111,12 +121,11 @@ void Snapshot::reuse_storage(Snapshot &&old)
 	spares_.histograms.series = std::move(old.histograms_);
 	spares_.cpu_counts.series = std::move(old.cpu_counts_);
 	spares_.from_zero = std::move(old.from_zero_);
-	spares_.notes = std::move(old.unavailable_);
-	// Taken from the back: keep the notes' order so that each string
-	// lands in one that held the same text last time.
-	std::reverse(spares_.notes.begin(), spares_.notes.end());
-	if (unavailable_.capacity() < spares_.notes.size())
-		unavailable_.reserve(spares_.notes.size());
+	// In the same order: each string lands in one that held the same
+	// text last time.
+	unavailable_ = std::move(old.unavailable_);
+	unavailable_.refilling = true;
+	unavailable_.live = 0;
 }
 
 void Snapshot::release_spares()
@@ -131,6 +140,11 @@ void Snapshot::release_spares()
 	finish(gauges_, spares_.gauges);
 	finish(histograms_, spares_.histograms);
 	finish(cpu_counts_, spares_.cpu_counts);
+	if (unavailable_.refilling) {
+		auto &all = unavailable_.all;
+		all.erase(all.begin() + static_cast<std::ptrdiff_t>(unavailable_.live), all.end());
+		unavailable_.refilling = false;
+	}
 	spares_ = Spares{};
 }
 
@@ -188,21 +202,24 @@ void Snapshot::add_cpu_counts(std::string_view name, std::string_view scope, Cpu
 void Snapshot::add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,
 			       std::string_view reason)
 {
-	// A host without a PMU or vhost has dozens of notes every snapshot:
-	// one allocation for them, not a growth by doubling.
-	if (unavailable_.capacity() == 0)
-		unavailable_.reserve(64);
-	if (spares_.notes.empty()) {
-		unavailable_.push_back({std::string(id), std::string(scope), code, std::string(reason)});
-		return;
+	auto &all = unavailable_.all;
+	if (unavailable_.refilling) {
+		// The same notes come back every snapshot: into their old strings.
+		if (unavailable_.live < all.size()) {
+			UnavailableNote &note = all[unavailable_.live++];
+			note.id.assign(id);
+			note.scope.assign(scope);
+			note.code = code;
+			note.reason.assign(reason);
+			return;
+		}
+		++unavailable_.live;
+	} else if (all.capacity() == 0) {
+		// A host without a PMU or vhost has dozens of notes every
+		// snapshot: one allocation for them, not a growth by doubling.
+		all.reserve(64);
 	}
-	// The same notes come back every snapshot: into their old strings.
-	UnavailableNote &note = unavailable_.emplace_back(std::move(spares_.notes.back()));
-	spares_.notes.pop_back();
-	note.id.assign(id);
-	note.scope.assign(scope);
-	note.code = code;
-	note.reason.assign(reason);
+	all.push_back({std::string(id), std::string(scope), code, std::string(reason)});
 }
 
 std::uint64_t Snapshot::read_ns(std::string_view name) const

@@ -19,6 +19,7 @@
 #include "hwsig/perf_open.h"
 #include "hwsig/pmu_devices.h"
 #include "hwsig/pmu_plan.h"
+#include "hwsig/scope.h"
 #include "hwsig/series.h"
 #include "hwsig/source_pmu.h"
 
@@ -62,12 +63,15 @@ public:
 				unavailable(snap, scope, UnavailableCode::no_target, "no vCPU threads ('CPU n/KVM') to count on");
 				continue;
 			}
-			if (!problem_.empty()) {
-				unavailable(snap, scope, problem_code_, problem_);
-				continue;
-			}
+			if (!problem_.empty())
+				continue; // said once for all VMs, below
 			collect_vm(vm, snap, tids_now);
 		}
+		// A host-wide problem (no core PMU, no permission) is every VM's:
+		// one note at vm:* instead of one per VM (800 beside 200 VMs,
+		// each kept and exported every interval).
+		if (!problem_.empty())
+			unavailable(snap, Scope::all(Scope::Kind::Vm).str(), problem_code_, problem_);
 		// Threads gone: close their groups; VMs gone: forget their sums.
 		for (auto it = threads_.begin(); it != threads_.end();)
 			it = tids_now.count(it->first) ? std::next(it) : threads_.erase(it);
@@ -127,7 +131,8 @@ private:
 				std::string why;
 				UnavailableCode code{};
 				if (!open_thread(vm, tid, t, code, why)) {
-					unavailable(snap, vm.scope(), code, why);
+					if (problem_.empty()) // else said at vm:* (collect)
+						unavailable(snap, vm.scope(), code, why);
 					return;
 				}
 				it = threads_.insert_or_assign(tid, std::move(t)).first;

@@ -46,20 +46,21 @@ public:
 		}
 		collect_cpus(snap);
 		read_batch(ctx);
-		std::map<int, std::vector<int>> vcpus_now;
 		// batch_ holds every VM's vCPUs in turn (read_batch()).
 		std::size_t batch_at = 0;
 		if (ctx.vms)
 			for (const auto &vm : *ctx.vms) {
-				collect_vm(ctx, vm, batch_at, snap, vcpus_now);
+				collect_vm(ctx, vm, batch_at, snap);
 				batch_at += vm.vcpu_tids.size();
 			}
 		if (!ctx.vms || ctx.vms->empty())
 			for (const char *id : {kVcpuWait, kVcpuCpus})
 				snap.add_unavailable(id, Scope::all(Scope::Kind::Vm).str(), UnavailableCode::no_target,
 						     "no VMs found (QEMU processes, " HWSIG_DOC("vms.rst") ")");
+		// VMs not counted this round (gone, or unreadable) start afresh.
+		for (auto it = vms_.begin(); it != vms_.end();)
+			it = it->second.round == round_ ? std::next(it) : vms_.erase(it);
 		sweep_tasks();
-		vcpus_last_ = std::move(vcpus_now);
 	}
 
 private:
@@ -164,8 +165,7 @@ private:
 	// A VM's figure is the sum over all its vCPU threads; one unreadable
 	// thread makes the sum incomparable with the last one, so no value.
 	// batch_at: where vm's vCPUs start in batch_, when it was read.
-	void collect_vm(const SourceContext &ctx, const Vm &vm, std::size_t batch_at, Snapshot &snap,
-			std::map<int, std::vector<int>> &vcpus_now)
+	void collect_vm(const SourceContext &ctx, const Vm &vm, std::size_t batch_at, Snapshot &snap)
 	{
 		const std::string scope = vm.scope();
 		auto unavailable = [&](UnavailableCode code, const std::string &reason) {
@@ -201,22 +201,44 @@ private:
 		// threads: a vCPU added or gone leaves that one snapshot without it.
 		// Added before its vCPUs' (vm:NAME sorts before vm:NAME/vcpu:N):
 		// in the order the snapshot keeps them, each is refilled in place.
-		vcpus_now[vm.pid] = vm.vcpu_tids;
-		auto last = vcpus_last_.find(vm.pid);
-		if (last == vcpus_last_.end() || last->second == vm.vcpu_tids) {
+		VmVcpus &last = vms_[vm.pid];
+		const bool fresh = last.round == 0;
+		const bool same_threads = !fresh && last.tids == vm.vcpu_tids;
+		if (fresh || same_threads) {
 			snap.add_counter(series::kVcpuRunDelayNs, scope,
 					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
 			snap.add_counter(series::kVcpuRunNs, scope, run_sum, "procfs");
 		}
-		// And in the snapshot's order among themselves: vcpu:10 before vcpu:2.
-		std::sort(vcpu_stats_.begin(), vcpu_stats_.end(),
-			  [](const auto &a, const auto &b) { return *a.first < *b.first; });
-		for (const auto &[vcpu_scope, stat] : vcpu_stats_) {
+		// And in the snapshot's order among themselves: vcpu:10 before
+		// vcpu:2. The order is worked out again only when the threads or
+		// the VM's name changed (its vCPU scopes with it).
+		if (!same_threads || last.name != vm.name || last.order.size() != vcpu_stats_.size()) {
+			last.tids = vm.vcpu_tids;
+			last.name = vm.name;
+			last.order.resize(vcpu_stats_.size());
+			for (std::size_t i = 0; i < last.order.size(); ++i)
+				last.order[i] = i;
+			std::sort(last.order.begin(), last.order.end(), [&](std::size_t a, std::size_t b) {
+				return *vcpu_stats_[a].first < *vcpu_stats_[b].first;
+			});
+		}
+		last.round = round_;
+		for (std::size_t i : last.order) {
+			const auto &[vcpu_scope, stat] = vcpu_stats_[i];
 			snap.add_counter(series::kVcpuRunDelayNs, *vcpu_scope, static_cast<double>(stat.run_delay_ns),
 					 "procfs");
 			snap.add_counter(series::kVcpuRunNs, *vcpu_scope, static_cast<double>(stat.on_cpu_ns), "procfs");
 		}
 	}
+
+	// Per VM (by pid): its vCPU threads as last counted, and their
+	// order by scope.
+	struct VmVcpus {
+		std::vector<int> tids;
+		std::string name;
+		std::vector<std::size_t> order; // indexes into vcpu_stats_
+		std::uint64_t round = 0;        // the last round that counted it
+	};
 
 	// A vCPU thread's schedstat, kept open, and its scope, worked out once:
 	// 200 VMs of 8 vCPUs are 1,600 of these read every interval.
@@ -343,7 +365,7 @@ private:
 	std::size_t max_open_ = kept_fd_bound(4096);
 	std::uint64_t round_ = 1;
 	char buf_[256];
-	std::map<int, std::vector<int>> vcpus_last_;
+	std::unordered_map<int, VmVcpus> vms_;
 	TaskSchedReaderOpener open_reader_;
 	std::unique_ptr<TaskSchedReader> reader_;
 	bool reader_failed_ = false;

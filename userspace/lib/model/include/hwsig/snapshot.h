@@ -79,8 +79,17 @@ template <typename P> struct Series {
 	// 0: not stamped, the snapshot's mono_ns stands for it.
 	std::uint64_t read_ns = 0;
 	ByScope by_scope;
+	// Which list of scopes by_scope holds: a number of its own, kept
+	// while a refill (Snapshot::reuse_storage) gives the same scopes
+	// again and changed with any scope added or dropped. Two series with
+	// one shape have the same scopes: a reader keyed by scope (hwsigd's
+	// history) compares them only when the shape is new to it. 0: none.
+	std::uint64_t shape = 0;
 	RefillCursor<ByScope> refill;
 };
+
+// A shape (Series::shape) no series had before.
+std::uint64_t new_series_shape();
 
 // Where something happened, by CPU: cumulative counts of the CPUs that have
 // one, ascending by CPU (e.g. how many reads of the BPF blame matrix found a
@@ -162,7 +171,7 @@ public:
 	const Gauges &gauges() const { return gauges_; }
 	const Histograms &histograms() const { return histograms_; }
 	const CpuCountSeries &cpu_counts() const { return cpu_counts_; }
-	const std::vector<UnavailableNote> &unavailable() const { return unavailable_; }
+	const std::vector<UnavailableNote> &unavailable() const { return unavailable_.all; }
 
 	const CounterPoint *counter(std::string_view name, std::string_view scope) const;
 	const double *gauge(std::string_view name, std::string_view scope) const;
@@ -191,7 +200,6 @@ private:
 		SparesOf<Histogram> histograms;
 		SparesOf<CpuCounts> cpu_counts;
 		std::set<std::string, std::less<>> from_zero;
-		std::vector<UnavailableNote> notes;
 
 		Spares() = default;
 		Spares(const Spares &) {}
@@ -204,7 +212,32 @@ private:
 	Gauges gauges_;
 	Histograms histograms_;
 	CpuCountSeries cpu_counts_;
-	std::vector<UnavailableNote> unavailable_;
+	// The notes. After reuse_storage() they are refilled in place: `all`
+	// keeps the old snapshot's notes (their strings and the capacity),
+	// the first `live` of them are this one's, the rest are written over
+	// or dropped by release_spares(). A fresh vector of 2,000 notes every
+	// interval (beside 200 VMs) page-faulted. A copy takes the live ones.
+	struct Notes {
+		std::vector<UnavailableNote> all;
+		std::size_t live = 0;
+		bool refilling = false;
+
+		Notes() = default;
+		Notes(const Notes &o) : all(o.all.begin(), o.all.begin() + static_cast<std::ptrdiff_t>(o.count())) {}
+		Notes(Notes &&) = default;
+		Notes &operator=(const Notes &o)
+		{
+			if (this != &o) {
+				all.assign(o.all.begin(), o.all.begin() + static_cast<std::ptrdiff_t>(o.count()));
+				live = 0;
+				refilling = false;
+			}
+			return *this;
+		}
+		Notes &operator=(Notes &&) = default;
+		std::size_t count() const { return refilling ? live : all.size(); }
+	};
+	Notes unavailable_;
 	std::set<std::string, std::less<>> from_zero_;
 	std::uint64_t stamp_ns_ = 0;
 	Spares spares_;
