@@ -32,6 +32,16 @@ void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch)
 	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 }
 
+/* The CPUs between the online and the offline callback, all at one moment. */
+void hwsig_live_snapshot(struct cpumask *mask)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+	cpumask_copy(mask, &hwsig.live);
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+}
+
 static void hwsig_config_close_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;

@@ -211,6 +211,7 @@ void hwsig_stop(void);
 void hwsig_config_reconcile(struct hwsig_config *cfg);
 void hwsig_config_free(struct hwsig_config *cfg);
 void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch);
+void hwsig_live_snapshot(struct cpumask *mask);
 
 /* chardev.c */
 int hwsig_chardev_init(void);

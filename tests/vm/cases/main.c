@@ -30,6 +30,7 @@ static const struct vm_case cases[] = {
 	{ "ebusy-retry", case_ebusy },
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
+	{ "status-hotplug-race", case_statusrace },
 	{ "netlink-fuzz", case_fuzz },
 	{ "hotplug-storm", case_hpstorm },
 	{ "bench", case_bench },
