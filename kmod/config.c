@@ -207,7 +207,7 @@ int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *
 	 */
 	hwsig_config_reconcile(new);
 	/* CPUs that came or went while the new configuration was built. */
-	queue_work(system_wq, &hwsig.reconcile);
+	queue_work(system_unbound_wq, &hwsig.reconcile);
 	mutex_unlock(&hwsig.lock);
 	return 0;
 }

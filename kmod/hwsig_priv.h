@@ -18,7 +18,9 @@
  * The hotplug callbacks never take hwsig.lock and never create or release
  * events: both would deadlock against the hotplug lock (creating or
  * releasing a software event takes cpus_read_lock() through static keys).
- * They only stop their CPU's timer and defer the rest to the reconcile work.
+ * They only stop their CPU's timer and defer the rest to the reconcile work,
+ * which is unbound: it runs on a housekeeping CPU, not on the CPU whose
+ * callback queued it (hotplug.c).
  */
 #ifndef HWSIG_PRIV_H
 #define HWSIG_PRIV_H

@@ -31,6 +31,7 @@ static const struct vm_case cases[] = {
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
 	{ "status-hotplug-race", case_statusrace },
+	{ "reconcile-housekeeping", case_reconcilecpu },
 	{ "netlink-fuzz", case_fuzz },
 	{ "hotplug-storm", case_hpstorm },
 	{ "bench", case_bench },
