@@ -128,6 +128,8 @@ static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *re
 	cfg->flags = req->flags;
 	cfg->cred = get_current_cred();
 	cfg->generation = hwsig.generation + 1;
+	/* Built while sampling: its counters count from the start. */
+	cfg->counting = hwsig.running;
 	cfg->nr_events = req->nr_events;
 	memcpy(cfg->events, req->events, sizeof(cfg->events));
 
@@ -212,6 +214,18 @@ int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *
 	return 0;
 }
 
+/* Enable or disable every counter of cfg (see hwsig_pmu_enable_cpu()). */
+static void hwsig_config_set_counting(struct hwsig_config *cfg, bool counting)
+{
+	unsigned int cpu;
+
+	cfg->counting = counting;
+	for_each_possible_cpu(cpu) {
+		hwsig_pmu_enable_cpu(per_cpu_ptr(cfg->cpus, cpu), counting);
+		cond_resched();
+	}
+}
+
 int hwsig_start(struct netlink_ext_ack *extack)
 {
 	unsigned long flags;
@@ -225,6 +239,7 @@ int hwsig_start(struct netlink_ext_ack *extack)
 	if (!hwsig.running) {
 		/* Busy counters may have been released since CONFIGURE. */
 		hwsig_config_reconcile(hwsig.active);
+		hwsig_config_set_counting(hwsig.active, true);
 		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
 		hwsig.running = true;
 		hwsig_control_publish_locked();
@@ -235,7 +250,10 @@ int hwsig_start(struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Timers stop; counters, rings and the configuration stay. */
+/*
+ * Timers stop, then the counters are disabled; the counters (disabled),
+ * rings and the configuration stay.
+ */
 void hwsig_stop(void)
 {
 	unsigned long flags;
@@ -247,6 +265,7 @@ void hwsig_stop(void)
 		hwsig_control_publish_locked();
 		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 		hwsig_sample_stop_all(hwsig.active);
+		hwsig_config_set_counting(hwsig.active, false);
 	}
 	mutex_unlock(&hwsig.lock);
 }

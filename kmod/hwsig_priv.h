@@ -141,6 +141,7 @@ struct hwsig_config {
 	u32 nr_events;
 	u32 pmu_tried;			/* bit i: event i was opened somewhere */
 	u32 pmu_found;			/* bit i: event i's PMU answered */
+	bool counting;			/* counters enabled (START..STOP); hwsig.lock */
 	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
 	struct hwsig_buffers *bufs;
 	struct hwsig_cpu __percpu *cpus;
@@ -196,6 +197,7 @@ int hwsig_pmu_open_cpu(struct hwsig_config *cfg, struct hwsig_cpu *pc,
 		       struct netlink_ext_ack *extack);
 void hwsig_pmu_retry_busy(struct hwsig_config *cfg, struct hwsig_cpu *pc);
 void hwsig_pmu_close_cpu(struct hwsig_cpu *pc);
+void hwsig_pmu_enable_cpu(struct hwsig_cpu *pc, bool enable);
 void hwsig_pmu_read(struct hwsig_cpu *pc);
 
 /* sample.c */

@@ -28,6 +28,7 @@ static const struct vm_case cases[] = {
 	{ "mmap-semantics", case_mmap },
 	{ "control-seq", case_ctlseq },
 	{ "ebusy-retry", case_ebusy },
+	{ "stop-disables", case_stopcount },
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
 	{ "status-hotplug-race", case_statusrace },
