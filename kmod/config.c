@@ -64,6 +64,30 @@ void hwsig_config_free(struct hwsig_config *cfg)
 	kfree(cfg);
 }
 
+/*
+ * Why no CPU tried could count dynamic event i: its PMU is gone (-ENOENT),
+ * or it counts on none of the online CPUs hwsig samples (-ENODEV).
+ */
+static int hwsig_config_no_cpu(const struct hwsig_config *cfg, u32 i,
+			       const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	const struct hwsig_event_spec *spec = &cfg->events[i];
+	char name[32];
+
+	NL_SET_BAD_ATTR(extack, attr);
+	if (hwsig_pmu_name(spec->type, name, sizeof(name))) {
+		hwsig_err_fmt(extack, "hwsig: no PMU has this type",
+			      "hwsig: event %s: no PMU has type %u", spec->name, spec->type);
+		return -ENOENT;
+	}
+	/* Formatted messages end at 80 bytes: the hint is in abi.rst. */
+	hwsig_err_fmt(extack,
+		      "hwsig: the event's PMU counts on no online CPU hwsig samples",
+		      "hwsig: %s: PMU %s counts on no online CPU hwsig samples",
+		      spec->name, name);
+	return -ENODEV;
+}
+
 /* Open the events on every live CPU; fails only on a configuration error. */
 static int hwsig_config_open_all(struct hwsig_config *cfg,
 				 const struct hwsig_config_req *req,
@@ -96,19 +120,20 @@ static int hwsig_config_open_all(struct hwsig_config *cfg,
 	/*
 	 * perf answers -ENOENT both for a type no PMU claims and for a
 	 * generic event (HARDWARE, HW_CACHE, RAW) the CPU's PMU lacks. The
-	 * generic types always exist, so -ENOENT there is a per-CPU status;
-	 * a dynamic type that every CPU answered -ENOENT for has no PMU.
+	 * generic types always exist, so -ENOENT there is a per-CPU status.
+	 * A dynamic type that every CPU tried answered -ENOENT for either
+	 * lost its PMU since the type check, or has a PMU that counts only
+	 * on CPUs that were not tried: a hybrid CPU's cpu_atom refuses its
+	 * P-cores, and every E-core may be offline or isolated.
 	 * (An event whose one CPU went offline meanwhile was tried nowhere.)
 	 */
 	for (i = 0; i < cfg->nr_events; i++) {
 		if (cfg->events[i].type < PERF_TYPE_MAX || (cfg->pmu_found & BIT(i)) ||
 		    !(cfg->pmu_tried & BIT(i)))
 			continue;
-		NL_SET_BAD_ATTR(extack, req->event_attr[i]);
-		hwsig_err_fmt(extack, "hwsig: no PMU has this type",
-			      "hwsig: event %s: no PMU has type %u",
-			      cfg->events[i].name, cfg->events[i].type);
-		return -ENOENT;
+		err = hwsig_config_no_cpu(cfg, i, req->event_attr[i], extack);
+		if (err)
+			return err;
 	}
 	return 0;
 }

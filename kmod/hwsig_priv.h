@@ -188,6 +188,7 @@ u64 hwsig_mmap_size(const struct hwsig_buffers *bufs);
 /* pmu.c */
 int hwsig_pmu_init(void);
 void hwsig_pmu_exit(void);
+int hwsig_pmu_name(u32 type, char *name, size_t len);
 int hwsig_pmu_type_check(u32 type, const struct nlattr *attr,
 			 struct netlink_ext_ack *extack);
 bool hwsig_event_targets(const struct hwsig_event_spec *spec, unsigned int cpu);

@@ -72,7 +72,7 @@ static int hwsig_pmu_dev_match(struct device *dev, const void *data)
 }
 
 /* The name of the PMU with this dynamic type; -ENOENT when none has it. */
-static int hwsig_pmu_name(u32 type, char *name, size_t len)
+int hwsig_pmu_name(u32 type, char *name, size_t len)
 {
 	struct device *dev;
 

@@ -29,6 +29,7 @@ static const struct vm_case cases[] = {
 	{ "control-seq", case_ctlseq },
 	{ "ebusy-retry", case_ebusy },
 	{ "stop-disables", case_stopcount },
+	{ "hybrid-offline-pmu", case_hybrid },
 	{ "status-many-cpus", case_bigstatus },
 	{ "isolated-cpus", case_isolated },
 	{ "status-hotplug-race", case_statusrace },
