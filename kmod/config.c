@@ -32,6 +32,16 @@ void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch)
 	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 }
 
+/* The CPUs between the online and the offline callback, all at one moment. */
+void hwsig_live_snapshot(struct cpumask *mask)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
+	cpumask_copy(mask, &hwsig.live);
+	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
+}
+
 static void hwsig_config_close_all(struct hwsig_config *cfg)
 {
 	unsigned int cpu;
@@ -52,6 +62,30 @@ void hwsig_config_free(struct hwsig_config *cfg)
 	free_percpu(cfg->cpus);
 	put_cred(cfg->cred);
 	kfree(cfg);
+}
+
+/*
+ * Why no CPU tried could count dynamic event i: its PMU is gone (-ENOENT),
+ * or it counts on none of the online CPUs hwsig samples (-ENODEV).
+ */
+static int hwsig_config_no_cpu(const struct hwsig_config *cfg, u32 i,
+			       const struct nlattr *attr, struct netlink_ext_ack *extack)
+{
+	const struct hwsig_event_spec *spec = &cfg->events[i];
+	char name[32];
+
+	NL_SET_BAD_ATTR(extack, attr);
+	if (hwsig_pmu_name(spec->type, name, sizeof(name))) {
+		hwsig_err_fmt(extack, "hwsig: no PMU has this type",
+			      "hwsig: event %s: no PMU has type %u", spec->name, spec->type);
+		return -ENOENT;
+	}
+	/* Formatted messages end at 80 bytes: the hint is in abi.rst. */
+	hwsig_err_fmt(extack,
+		      "hwsig: the event's PMU counts on no online CPU hwsig samples",
+		      "hwsig: %s: PMU %s counts on no online CPU hwsig samples",
+		      spec->name, name);
+	return -ENODEV;
 }
 
 /* Open the events on every live CPU; fails only on a configuration error. */
@@ -86,19 +120,20 @@ static int hwsig_config_open_all(struct hwsig_config *cfg,
 	/*
 	 * perf answers -ENOENT both for a type no PMU claims and for a
 	 * generic event (HARDWARE, HW_CACHE, RAW) the CPU's PMU lacks. The
-	 * generic types always exist, so -ENOENT there is a per-CPU status;
-	 * a dynamic type that every CPU answered -ENOENT for has no PMU.
+	 * generic types always exist, so -ENOENT there is a per-CPU status.
+	 * A dynamic type that every CPU tried answered -ENOENT for either
+	 * lost its PMU since the type check, or has a PMU that counts only
+	 * on CPUs that were not tried: a hybrid CPU's cpu_atom refuses its
+	 * P-cores, and every E-core may be offline or isolated.
 	 * (An event whose one CPU went offline meanwhile was tried nowhere.)
 	 */
 	for (i = 0; i < cfg->nr_events; i++) {
 		if (cfg->events[i].type < PERF_TYPE_MAX || (cfg->pmu_found & BIT(i)) ||
 		    !(cfg->pmu_tried & BIT(i)))
 			continue;
-		NL_SET_BAD_ATTR(extack, req->event_attr[i]);
-		hwsig_err_fmt(extack, "hwsig: no PMU has this type",
-			      "hwsig: event %s: no PMU has type %u",
-			      cfg->events[i].name, cfg->events[i].type);
-		return -ENOENT;
+		err = hwsig_config_no_cpu(cfg, i, req->event_attr[i], extack);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -118,6 +153,8 @@ static struct hwsig_config *hwsig_config_build(const struct hwsig_config_req *re
 	cfg->flags = req->flags;
 	cfg->cred = get_current_cred();
 	cfg->generation = hwsig.generation + 1;
+	/* Built while sampling: its counters count from the start. */
+	cfg->counting = hwsig.running;
 	cfg->nr_events = req->nr_events;
 	memcpy(cfg->events, req->events, sizeof(cfg->events));
 
@@ -197,9 +234,21 @@ int hwsig_configure(const struct hwsig_config_req *req, struct netlink_ext_ack *
 	 */
 	hwsig_config_reconcile(new);
 	/* CPUs that came or went while the new configuration was built. */
-	queue_work(system_wq, &hwsig.reconcile);
+	queue_work(system_unbound_wq, &hwsig.reconcile);
 	mutex_unlock(&hwsig.lock);
 	return 0;
+}
+
+/* Enable or disable every counter of cfg (see hwsig_pmu_enable_cpu()). */
+static void hwsig_config_set_counting(struct hwsig_config *cfg, bool counting)
+{
+	unsigned int cpu;
+
+	cfg->counting = counting;
+	for_each_possible_cpu(cpu) {
+		hwsig_pmu_enable_cpu(per_cpu_ptr(cfg->cpus, cpu), counting);
+		cond_resched();
+	}
 }
 
 int hwsig_start(struct netlink_ext_ack *extack)
@@ -215,6 +264,7 @@ int hwsig_start(struct netlink_ext_ack *extack)
 	if (!hwsig.running) {
 		/* Busy counters may have been released since CONFIGURE. */
 		hwsig_config_reconcile(hwsig.active);
+		hwsig_config_set_counting(hwsig.active, true);
 		raw_spin_lock_irqsave(&hwsig.hp_lock, flags);
 		hwsig.running = true;
 		hwsig_control_publish_locked();
@@ -225,7 +275,10 @@ int hwsig_start(struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Timers stop; counters, rings and the configuration stay. */
+/*
+ * Timers stop, then the counters are disabled; the counters (disabled),
+ * rings and the configuration stay.
+ */
 void hwsig_stop(void)
 {
 	unsigned long flags;
@@ -237,6 +290,7 @@ void hwsig_stop(void)
 		hwsig_control_publish_locked();
 		raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
 		hwsig_sample_stop_all(hwsig.active);
+		hwsig_config_set_counting(hwsig.active, false);
 	}
 	mutex_unlock(&hwsig.lock);
 }

@@ -9,6 +9,12 @@
  * record the CPU's state, stop its timer when it goes, and leave opening
  * and releasing events to the reconcile work. Records of a CPU that comes
  * back start with HWSIG_RECORD_F_FIRST, so the gap is visible.
+ *
+ * The reconcile work is queued on system_unbound_wq: queued on a per-CPU
+ * workqueue from the online callback it would run on the CPU that just
+ * came up, a nohz_full one included. Unbound workers run only on
+ * housekeeping CPUs (the workqueue cpumask leaves out nohz_full and
+ * isolcpus= CPUs).
  */
 #include <linux/cpuhotplug.h>
 
@@ -28,7 +34,7 @@ static int hwsig_cpu_online(unsigned int cpu)
 	cpumask_set_cpu(cpu, &hwsig.live);
 	per_cpu(hwsig_hp_epoch, cpu)++;
 	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
-	queue_work(system_wq, &hwsig.reconcile);
+	queue_work(system_unbound_wq, &hwsig.reconcile);
 	return 0;
 }
 
@@ -43,7 +49,7 @@ static int hwsig_cpu_offline(unsigned int cpu)
 	if (hwsig.active)
 		hwsig_sample_stop_cpu_atomic(per_cpu_ptr(hwsig.active->cpus, cpu));
 	raw_spin_unlock_irqrestore(&hwsig.hp_lock, flags);
-	queue_work(system_wq, &hwsig.reconcile);
+	queue_work(system_unbound_wq, &hwsig.reconcile);
 	return 0;
 }
 

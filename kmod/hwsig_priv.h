@@ -18,7 +18,9 @@
  * The hotplug callbacks never take hwsig.lock and never create or release
  * events: both would deadlock against the hotplug lock (creating or
  * releasing a software event takes cpus_read_lock() through static keys).
- * They only stop their CPU's timer and defer the rest to the reconcile work.
+ * They only stop their CPU's timer and defer the rest to the reconcile work,
+ * which is unbound: it runs on a housekeeping CPU, not on the CPU whose
+ * callback queued it (hotplug.c).
  */
 #ifndef HWSIG_PRIV_H
 #define HWSIG_PRIV_H
@@ -139,6 +141,7 @@ struct hwsig_config {
 	u32 nr_events;
 	u32 pmu_tried;			/* bit i: event i was opened somewhere */
 	u32 pmu_found;			/* bit i: event i's PMU answered */
+	bool counting;			/* counters enabled (START..STOP); hwsig.lock */
 	struct hwsig_event_spec events[HWSIG_MAX_EVENTS];
 	struct hwsig_buffers *bufs;
 	struct hwsig_cpu __percpu *cpus;
@@ -185,6 +188,7 @@ u64 hwsig_mmap_size(const struct hwsig_buffers *bufs);
 /* pmu.c */
 int hwsig_pmu_init(void);
 void hwsig_pmu_exit(void);
+int hwsig_pmu_name(u32 type, char *name, size_t len);
 int hwsig_pmu_type_check(u32 type, const struct nlattr *attr,
 			 struct netlink_ext_ack *extack);
 bool hwsig_event_targets(const struct hwsig_event_spec *spec, unsigned int cpu);
@@ -194,6 +198,7 @@ int hwsig_pmu_open_cpu(struct hwsig_config *cfg, struct hwsig_cpu *pc,
 		       struct netlink_ext_ack *extack);
 void hwsig_pmu_retry_busy(struct hwsig_config *cfg, struct hwsig_cpu *pc);
 void hwsig_pmu_close_cpu(struct hwsig_cpu *pc);
+void hwsig_pmu_enable_cpu(struct hwsig_cpu *pc, bool enable);
 void hwsig_pmu_read(struct hwsig_cpu *pc);
 
 /* sample.c */
@@ -211,6 +216,7 @@ void hwsig_stop(void);
 void hwsig_config_reconcile(struct hwsig_config *cfg);
 void hwsig_config_free(struct hwsig_config *cfg);
 void hwsig_cpu_snapshot(unsigned int cpu, bool *live, unsigned long *epoch);
+void hwsig_live_snapshot(struct cpumask *mask);
 
 /* chardev.c */
 int hwsig_chardev_init(void);

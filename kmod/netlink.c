@@ -382,17 +382,17 @@ static int hwsig_fill_summary(struct sk_buff *msg, const struct hwsig_config *cf
  * cpu is online, and the events bound to it (-ENODEV while it is offline).
  * Fills them into msg when it is not NULL; returns how many. A CPU that
  * is not sampled (nohz_full/isolated) reports -ECANCELED. hwsig.lock held.
+ * live is the caller's one snapshot of the CPU's hotplug state: counting
+ * and filling must agree, or a CPU coming online in between grows the
+ * message past the size its count checked.
  */
 static int hwsig_cpu_entries(struct sk_buff *msg, const struct hwsig_config *cfg,
-			     unsigned int cpu)
+			     unsigned int cpu, bool live)
 {
 	const struct hwsig_cpu *pc = per_cpu_ptr(cfg->cpus, cpu);
-	unsigned long epoch;
 	int n = 0, err;
-	bool live;
 	u32 i;
 
-	hwsig_cpu_snapshot(cpu, &live, &epoch);
 	for (i = 0; i < cfg->nr_events; i++) {
 		const struct hwsig_event_spec *spec = &cfg->events[i];
 
@@ -418,6 +418,7 @@ static int hwsig_cpu_entries(struct sk_buff *msg, const struct hwsig_config *cfg
 static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 {
 	const struct hwsig_config *cfg;
+	cpumask_var_t live;
 	struct sk_buff *msg;
 	struct nlattr *list;
 	unsigned int cpu;
@@ -425,6 +426,8 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
+	if (!alloc_cpumask_var(&live, GFP_KERNEL))
+		return -ENOMEM;
 	mutex_lock(&hwsig.lock);
 	cfg = hwsig.active;
 	if (!cfg) {
@@ -432,8 +435,10 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 		err = -EINVAL;
 		goto err_unlock;
 	}
+	/* One snapshot: the entries counted below are the entries filled. */
+	hwsig_live_snapshot(live);
 	for_each_possible_cpu(cpu)
-		entries += hwsig_cpu_entries(NULL, cfg, cpu);
+		entries += hwsig_cpu_entries(NULL, cfg, cpu, cpumask_test_cpu(cpu, live));
 	/* A nest's length is 16 bits: past it, only the dump can answer. */
 	if (nla_total_size(entries * hwsig_status_entry_size()) > U16_MAX) {
 		hwsig_err_fmt(info->extack,
@@ -462,13 +467,14 @@ static int hwsig_cmd_get_status(struct sk_buff *skb, struct genl_info *info)
 		goto err_free_msg;
 	}
 	for_each_possible_cpu(cpu) {
-		err = hwsig_cpu_entries(msg, cfg, cpu);
+		err = hwsig_cpu_entries(msg, cfg, cpu, cpumask_test_cpu(cpu, live));
 		if (err < 0)
 			goto err_free_msg;
 		cond_resched();
 	}
 	nla_nest_end(msg, list);
 	mutex_unlock(&hwsig.lock);
+	free_cpumask_var(live);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
 
@@ -476,6 +482,7 @@ err_free_msg:
 	nlmsg_free(msg);
 err_unlock:
 	mutex_unlock(&hwsig.lock);
+	free_cpumask_var(live);
 	return err;
 }
 
@@ -492,9 +499,13 @@ static int hwsig_dump_cpu(struct sk_buff *skb, struct netlink_callback *cb,
 			  const struct hwsig_config *cfg, unsigned int cpu)
 {
 	struct nlattr *list;
+	unsigned long epoch;
+	bool live;
 	void *hdr;
 
-	if (!hwsig_cpu_entries(NULL, cfg, cpu))
+	/* One snapshot for the count and the entries, as in the doit. */
+	hwsig_cpu_snapshot(cpu, &live, &epoch);
+	if (!hwsig_cpu_entries(NULL, cfg, cpu, live))
 		return -ENOENT;
 	hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 			  &hwsig_family, NLM_F_MULTI, HWSIG_CMD_GET_STATUS);
@@ -506,7 +517,7 @@ static int hwsig_dump_cpu(struct sk_buff *skb, struct netlink_callback *cb,
 			      HWSIG_ATTR_PAD))
 		goto err_cancel_msg;
 	list = nla_nest_start(skb, HWSIG_ATTR_STATUS);
-	if (!list || hwsig_cpu_entries(skb, cfg, cpu) < 0)
+	if (!list || hwsig_cpu_entries(skb, cfg, cpu, live) < 0)
 		goto err_cancel_msg;
 	nla_nest_end(skb, list);
 	genlmsg_end(skb, hdr);

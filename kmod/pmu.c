@@ -72,7 +72,7 @@ static int hwsig_pmu_dev_match(struct device *dev, const void *data)
 }
 
 /* The name of the PMU with this dynamic type; -ENOENT when none has it. */
-static int hwsig_pmu_name(u32 type, char *name, size_t len)
+int hwsig_pmu_name(u32 type, char *name, size_t len)
 {
 	struct device *dev;
 
@@ -202,7 +202,10 @@ static void hwsig_event_attr(const struct hwsig_event_spec *spec,
 	attr->config2 = spec->config2;
 }
 
-/* A counter for event i on pc->cpu, created with the configuring caller's credentials. */
+/*
+ * A counter for event i on pc->cpu, created with the configuring caller's
+ * credentials; disabled unless the configuration is counting (started).
+ */
 static struct perf_event *hwsig_pmu_create(struct hwsig_config *cfg,
 					   struct hwsig_cpu *pc, u32 i)
 {
@@ -211,6 +214,7 @@ static struct perf_event *hwsig_pmu_create(struct hwsig_config *cfg,
 	const struct cred *old;
 
 	hwsig_event_attr(&cfg->events[i], &attr);
+	attr.disabled = !cfg->counting;
 	old = override_creds(cfg->cred);
 	event = perf_event_create_kernel_counter(&attr, pc->cpu, NULL, NULL, NULL);
 	revert_creds(old);
@@ -312,6 +316,27 @@ void hwsig_pmu_close_cpu(struct hwsig_cpu *pc)
 	}
 	pc->opened = false;
 	pc->isolated = false;
+}
+
+/*
+ * STOP disables every counter, START enables them again: a stopped
+ * configuration neither counts nor holds a hardware counter another user
+ * of the PMU could schedule (an exclusive PMU stays claimed: perf counts
+ * its disabled events too). Process context, hwsig.lock held, pc's
+ * sampling stopped before a disable: a disabled event reads as OFF.
+ */
+void hwsig_pmu_enable_cpu(struct hwsig_cpu *pc, bool enable)
+{
+	u32 i;
+
+	for (i = 0; i < HWSIG_MAX_EVENTS; i++) {
+		if (!pc->events[i])
+			continue;
+		if (enable)
+			perf_event_enable(pc->events[i]);
+		else
+			perf_event_disable(pc->events[i]);
+	}
 }
 
 /*

@@ -29,5 +29,9 @@ int case_isolated(int argc, char **argv);
 int case_fuzz(int argc, char **argv);
 int case_hpstorm(int argc, char **argv);
 int case_creds(int argc, char **argv);
+int case_stopcount(int argc, char **argv);
+int case_hybrid(int argc, char **argv);
+int case_statusrace(int argc, char **argv);
+int case_reconcilecpu(int argc, char **argv);
 
 #endif

@@ -7,15 +7,32 @@
  * configuration keeps busy. Named like a memory-controller uncore PMU
  * (uncore_imc_*), one of the dynamic PMUs hwsig.ko accepts. Each read adds
  * one to the count.
+ *
+ * With name=cpu_atom cpu=N exclusive=0 it stands in for a hybrid CPU's
+ * E-core PMU instead: events on any CPU but N are refused with -ENOENT,
+ * as x86's hybrid PMUs refuse a CPU outside their supported_cpus.
  */
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
+
+static char *name = "uncore_imc_hwsigtest";
+module_param(name, charp, 0444);
+MODULE_PARM_DESC(name, "PMU name (default uncore_imc_hwsigtest)");
+static int only_cpu = -1;
+module_param_named(cpu, only_cpu, int, 0444);
+MODULE_PARM_DESC(cpu, "the one CPU events may be created on (-1: every CPU)");
+static bool exclusive = true;
+module_param(exclusive, bool, 0444);
+MODULE_PARM_DESC(exclusive, "PERF_PMU_CAP_EXCLUSIVE (default on)");
 
 static struct pmu excl_pmu;
 
 static int excl_event_init(struct perf_event *event)
 {
 	if (event->attr.type != excl_pmu.type)
+		return -ENOENT;
+	if (only_cpu >= 0 && event->cpu != only_cpu)
 		return -ENOENT;
 	if (is_sampling_event(event) || event->cpu < 0)
 		return -EINVAL;
@@ -53,7 +70,7 @@ static void excl_del(struct perf_event *event, int flags)
 static struct pmu excl_pmu = {
 	.module = THIS_MODULE,
 	.task_ctx_nr = perf_invalid_context,
-	.capabilities = PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_NO_INTERRUPT,
+	.capabilities = PERF_PMU_CAP_NO_INTERRUPT,
 	.event_init = excl_event_init,
 	.add = excl_add,
 	.del = excl_del,
@@ -64,7 +81,9 @@ static struct pmu excl_pmu = {
 
 static int __init excl_init(void)
 {
-	return perf_pmu_register(&excl_pmu, "uncore_imc_hwsigtest", -1);
+	if (exclusive)
+		excl_pmu.capabilities |= PERF_PMU_CAP_EXCLUSIVE;
+	return perf_pmu_register(&excl_pmu, name, -1);
 }
 
 static void __exit excl_exit(void)
