@@ -289,32 +289,36 @@ TEST_CASE("a refill in the old order, with holes and repeats, equals a fresh sna
 	CHECK(text_of(again) == text_of(fresh_a));
 }
 
-// hwsigd fills each snapshot in the storage of the one before last, so two
-// storages alternate, and History::add() takes a series' keys by position,
+// hwsigd fills each snapshot in a spare storage, so two or three storages
+// rotate, and History::add() takes a series' keys by position,
 // without a comparison, when its shape (Series::shape) is one it knows.
 // Whatever the scopes do between the two storages, every value must come
 // back with its own scope.
 TEST_CASE("the history keys refilled snapshots by shape and never mislabels a value", "[history][reuse]")
 {
-	hwsigd::History h(4);
+	// Steady lists long enough that every storage is refilled with the
+	// same scopes (the shape then known), and changes in between.
+	const std::vector<std::string> abc = {"vm:a", "vm:b", "vm:c"}, ac = {"vm:a", "vm:c"},
+					abcd = {"vm:a", "vm:b", "vm:c", "vm:d"}, cpu = {"cpu:0", "vm:a", "vm:b", "vm:c", "vm:d"},
+					xy = {"vm:x", "vm:y"};
 	const std::vector<std::vector<std::string>> rounds = {
-		{"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:b", "vm:c"}, {"vm:a", "vm:b", "vm:c"}, // both storages, one list
-		{"vm:a", "vm:c"},                                                     // one dropped in one storage
-		{"vm:a", "vm:b", "vm:c"},                                             // the other storage: unchanged
-		{"vm:a", "vm:c"},         {"vm:a", "vm:b", "vm:c", "vm:d"}, {"vm:a", "vm:b", "vm:c", "vm:d"},
-		{"vm:a", "vm:b", "vm:c", "vm:d"}, {"cpu:0", "vm:a", "vm:b", "vm:c", "vm:d"},
-		{"cpu:0", "vm:a", "vm:b", "vm:c", "vm:d"}, {"vm:b", "vm:c"}, {"vm:x", "vm:y"}, {"vm:x", "vm:y"},
+		abc, abc, abc, abc, abc, abc, ac, abc, ac, abcd, abcd, abcd, abcd, abcd, abcd,
+		cpu, cpu, cpu, cpu, cpu, cpu, {"vm:b", "vm:c"}, xy, xy, xy, xy, xy, xy, abc,
 	};
-	hwsig::Snapshot storage[2];
+	const std::size_t storages = GENERATE(2, 3, 4);
+	INFO(storages << " storages");
+	hwsigd::History h(4);
+	std::vector<hwsig::Snapshot> storage(storages);
 	for (std::size_t round = 0; round < rounds.size(); ++round) {
 		hwsig::Snapshot s;
-		s.reuse_storage(std::move(storage[round % 2]));
+		s.reuse_storage(std::move(storage[round % storages]));
 		const double base = 100.0 * static_cast<double>(round + 1);
 		for (std::size_t i = 0; i < rounds[round].size(); ++i)
 			s.add_counter("stat.total", rounds[round][i], base + static_cast<double>(i), "procfs");
 		s.release_spares();
-		// Rounds 9 and 10 keep per-CPU scopes; the others drop them.
-		const bool keep_cpu = round == 9 || round == 10;
+		// The first round with per-CPU scopes keeps them; the ones after
+		// it, with the same scopes, drop them.
+		const bool keep_cpu = round == 15;
 		h.add(s, {}, keep_cpu);
 		const hwsig::Snapshot back = h.snapshot(h.snapshots() - 1);
 		INFO("round " << round);
@@ -332,6 +336,44 @@ TEST_CASE("the history keys refilled snapshots by shape and never mislabels a va
 			++i;
 		}
 		CHECK(back.counters().at("stat.total").by_scope.size() == kept);
-		storage[round % 2] = std::move(s);
+		storage[round % storages] = std::move(s);
 	}
+}
+
+// Past 65,536 keys the history renumbers them (compact_keys()), rewriting
+// the key lists that entries share: a shared list renumbered twice, or an
+// entry left with the old numbers, would relabel its values.
+TEST_CASE("the history renumbers its keys without relabelling a value", "[history]")
+{
+	hwsigd::History h(3);
+	std::vector<std::string> expected;
+	bool compacted = false;
+	std::size_t keys_before = 0;
+	for (int round = 0; round < 40; ++round) {
+		hwsig::Snapshot s;
+		s.mono_ns = static_cast<std::uint64_t>(round);
+		// A steady part, the same in every entry (its lists shared) ...
+		for (int vm = 0; vm < 50; ++vm)
+			s.add_counter("stat.total", "vm:steady" + std::to_string(vm), 1000 * round + vm, "procfs");
+		s.add_gauge("psi.cpu_some", "system", 0.5 * round, "procfs");
+		s.add_unavailable("cpu.ipc", "vm:*", hwsig::UnavailableCode::unsupported, "no PMU");
+		// ... and 3,500 scopes never seen before, every other round from
+		// the first: their keys come before the steady ones' (a series
+		// sorting first), so the renumbering moves the steady keys.
+		if (round % 2 == 0)
+			for (int i = 0; i < 3500; ++i)
+				s.add_counter("bpf.churn", "vm:r" + std::to_string(round) + "/vcpu:" + std::to_string(i),
+					      round * 7 + i, "procfs");
+		const std::size_t before = h.key_count();
+		h.add(s, {}, true);
+		if (h.key_count() < before) {
+			compacted = true;
+			keys_before = before;
+		}
+		expected.push_back(text_of(s));
+		for (std::size_t i = 0; i < h.snapshots(); ++i)
+			CHECK(text_of(h.snapshot(i)) == expected[expected.size() - h.snapshots() + i]);
+	}
+	INFO("keys before the renumbering: " << keys_before);
+	CHECK(compacted);
 }

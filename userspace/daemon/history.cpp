@@ -1,6 +1,8 @@
 #include "history.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string_view>
 
 #include "hwsig/scope.h"
@@ -71,11 +73,25 @@ void History::begin_series(Kind kind, const std::string &name, const std::string
 		series_->source = source;
 		series_->keep_cpu = keep_cpu;
 		series_->scopes.clear();
-		series_->shapes[0] = series_->shapes[1] = 0;
+		std::fill(std::begin(series_->shapes), std::end(series_->shapes), 0);
 	}
 	series_shape_ = shape;
-	shape_known_ = shape != 0 && (series_->shapes[0] == shape || series_->shapes[1] == shape);
+	shape_known_ = shape != 0 && std::find(std::begin(series_->shapes), std::end(series_->shapes), shape) !=
+						     std::end(series_->shapes);
 	scopes_changed_ = false;
+	keep_cpu_ = keep_cpu;
+	dropped_cpu_ = false;
+}
+
+bool History::drop_scope(const std::string &scope)
+{
+	// A known shape without per-CPU scopes has none to drop: its scopes'
+	// text is not even looked at.
+	if (keep_cpu_ || (shape_known_ && !series_->any_cpu))
+		return false;
+	const bool cpu = per_cpu_scope(scope);
+	dropped_cpu_ |= cpu;
+	return cpu;
 }
 
 std::uint32_t History::series_key(std::size_t at, const std::string &scope)
@@ -105,8 +121,12 @@ void History::end_series(std::size_t count)
 	}
 	// Another shape with these very scopes joins the ones known; scopes
 	// that changed leave only this one.
-	keys.shapes[1] = scopes_changed_ ? 0 : keys.shapes[0];
+	if (scopes_changed_)
+		std::fill(std::begin(keys.shapes), std::end(keys.shapes), 0);
+	else
+		std::copy_backward(std::begin(keys.shapes), std::end(keys.shapes) - 1, std::end(keys.shapes));
 	keys.shapes[0] = series_shape_;
+	keys.any_cpu = dropped_cpu_;
 }
 
 std::uint32_t History::note_key(std::size_t at, const hwsig::UnavailableNote &n)
@@ -146,11 +166,12 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		// next, so this allocates nothing once the history is full.
 		e = std::move(entries_.front());
 		entries_.pop_front();
+		e.keys.reset();
 		e.values.clear();
 		e.muxes.clear();
 		e.hists.clear();
 		e.used.clear();
-		e.notes.clear();
+		e.notes.reset();
 		e.from_zero.clear();
 		e.read_ns.clear();
 	} else if (!entries_.empty()) {
@@ -159,7 +180,6 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		e.values.reserve(last.values.size());
 		e.hists.reserve(last.hists.size());
 		e.used.reserve(last.used.size());
-		e.notes.reserve(last.notes.size());
 		e.from_zero.reserve(last.from_zero.size());
 		e.read_ns.reserve(last.read_ns.size());
 	}
@@ -169,18 +189,17 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		e.vms = std::make_shared<const std::vector<hwsig::Vm>>(vms);
 	e.mono_ns = s.mono_ns;
 	e.realtime_ns = s.realtime_ns;
+	keys_scratch_.clear();
 	for (const auto &[name, series] : s.counters()) {
 		std::size_t at = 0;
 		begin_series(kCounter, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, point] : series.by_scope) {
-			if (!keep_cpu && per_cpu_scope(scope))
+			if (drop_scope(scope))
 				continue;
-			std::uint32_t mux = kNoMux;
-			if (!point.mux.empty()) {
-				mux = static_cast<std::uint32_t>(e.muxes.size());
-				e.muxes.push_back(point.mux);
-			}
-			e.values.push_back({series_key(at++, scope), false, mux, point.value});
+			if (!point.mux.empty())
+				e.muxes.emplace_back(static_cast<std::uint32_t>(e.values.size()), point.mux);
+			keys_scratch_.push_back(series_key(at++, scope));
+			e.values.push_back(point.value);
 		}
 		end_series(at);
 	}
@@ -188,15 +207,17 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		std::size_t at = 0;
 		begin_series(kGauge, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, value] : series.by_scope)
-			if (keep_cpu || !per_cpu_scope(scope))
-				e.values.push_back({series_key(at++, scope), true, kNoMux, value});
+			if (!drop_scope(scope)) {
+				keys_scratch_.push_back(series_key(at++, scope) | kGaugeBit);
+				e.values.push_back(value);
+			}
 		end_series(at);
 	}
 	for (const auto &[name, series] : s.histograms()) {
 		std::size_t at = 0;
 		begin_series(kHistogram, name, series.source, series.shape, keep_cpu);
 		for (const auto &[scope, hist] : series.by_scope) {
-			if (!keep_cpu && per_cpu_scope(scope))
+			if (drop_scope(scope))
 				continue;
 			Hist h;
 			h.key = series_key(at++, scope);
@@ -212,9 +233,20 @@ void History::add(const hwsig::Snapshot &s, const std::vector<hwsig::Vm> &vms, b
 		end_series(at);
 	}
 	std::size_t note_at = 0;
+	notes_scratch_.clear();
 	for (const auto &n : s.unavailable())
 		if (keep_cpu || !per_cpu_scope(n.scope))
-			e.notes.emplace_back(note_key(note_at++, n), n.code);
+			notes_scratch_.emplace_back(note_key(note_at++, n), n.code);
+	// The same series and notes as the entry before: its lists.
+	const Entry *last = entries_.empty() ? nullptr : &entries_.back();
+	if (last && last->keys && *last->keys == keys_scratch_)
+		e.keys = last->keys;
+	else
+		e.keys = std::make_shared<const Keys>(keys_scratch_);
+	if (last && last->notes && *last->notes == notes_scratch_)
+		e.notes = last->notes;
+	else
+		e.notes = std::make_shared<const NoteKeys>(notes_scratch_);
 	for (const auto &name : s.from_zero())
 		e.from_zero.push_back(intern(name));
 	auto stamps = [&](const auto &series_map) {
@@ -249,14 +281,18 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 	hwsig::Snapshot s;
 	s.mono_ns = e.mono_ns;
 	s.realtime_ns = e.realtime_ns;
-	for (const auto &v : e.values) {
-		Parts p = split3(text(v.key));
-		if (v.gauge)
-			s.add_gauge(p.a, p.b, v.value, p.c);
-		else
-			s.add_counter(p.a, p.b,
-				      hwsig::CounterPoint{v.value, v.mux == kNoMux ? hwsig::Multiplexing{} : e.muxes[v.mux]},
-				      p.c);
+	auto mux = e.muxes.begin();
+	for (std::size_t v = 0; v < e.values.size(); ++v) {
+		const std::uint32_t key = (*e.keys)[v];
+		Parts p = split3(text(key & ~kGaugeBit));
+		if (key & kGaugeBit) {
+			s.add_gauge(p.a, p.b, e.values[v], p.c);
+			continue;
+		}
+		hwsig::CounterPoint point{e.values[v], {}};
+		if (mux != e.muxes.end() && mux->first == v)
+			point.mux = (mux++)->second;
+		s.add_counter(p.a, p.b, point, p.c);
 	}
 	for (const auto &h : e.hists) {
 		Parts p = split3(text(h.key));
@@ -269,7 +305,7 @@ hwsig::Snapshot History::snapshot(std::size_t i) const
 		}
 		s.add_histogram(p.a, p.b, std::move(hist), p.c);
 	}
-	for (auto [k, code] : e.notes) {
+	for (auto [k, code] : *e.notes) {
 		Parts p = split3(text(k));
 		s.add_unavailable(p.a, p.b, code, p.c);
 	}
@@ -296,17 +332,46 @@ void History::compact_keys()
 		}
 		k = static_cast<std::uint32_t>(remap[k]);
 	};
+	// Lists shared by entries are renumbered once: into a new list that
+	// every entry sharing the old one takes.
+	std::map<const Keys *, std::shared_ptr<const Keys>> new_keys;
+	std::map<const NoteKeys *, std::shared_ptr<const NoteKeys>> new_notes;
 	for (auto &e : entries_) {
-		for (auto &v : e.values)
-			move_key(v.key);
+		if (e.keys) {
+			auto &renamed = new_keys[e.keys.get()];
+			if (!renamed) {
+				Keys keys = *e.keys;
+				for (auto &k : keys) {
+					std::uint32_t bare = k & ~kGaugeBit;
+					move_key(bare);
+					k = bare | (k & kGaugeBit);
+				}
+				renamed = std::make_shared<const Keys>(std::move(keys));
+			}
+		}
+		if (e.notes) {
+			auto &renamed = new_notes[e.notes.get()];
+			if (!renamed) {
+				NoteKeys notes = *e.notes;
+				for (auto &note : notes)
+					move_key(note.first);
+				renamed = std::make_shared<const NoteKeys>(std::move(notes));
+			}
+		}
 		for (auto &h : e.hists)
 			move_key(h.key);
-		for (auto &note : e.notes)
-			move_key(note.first);
 		for (auto &k : e.from_zero)
 			move_key(k);
 		for (auto &stamp : e.read_ns)
 			move_key(stamp.first);
+	}
+	// Taken only now: a list of the map must live until every entry
+	// sharing it was looked up (its address is the map's key).
+	for (auto &e : entries_) {
+		if (e.keys)
+			e.keys = new_keys.at(e.keys.get());
+		if (e.notes)
+			e.notes = new_notes.at(e.notes.get());
 	}
 	keys_ = std::move(kept);
 }

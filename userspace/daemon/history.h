@@ -46,13 +46,14 @@ public:
 	std::size_t key_count() const { return keys_.size(); }
 
 private:
-	static constexpr std::uint32_t kNoMux = ~0u;
-	struct Value {
-		std::uint32_t key = 0;
-		bool gauge = false;
-		std::uint32_t mux = kNoMux; // index in Entry::muxes: a multiplexed counter's
-		double value = 0;
-	};
+	// A value's key with kGaugeBit set for a gauge (keys stay far below
+	// 2^31: compact_keys() renumbers them above kCompactAbove).
+	static constexpr std::uint32_t kGaugeBit = 1u << 31;
+	// The keys of an entry's values (or notes), in order: shared by the
+	// entries whose snapshots had the same series (every entry of a steady
+	// host), so that an entry holds 8 bytes per value, not 24.
+	using Keys = std::vector<std::uint32_t>;
+	using NoteKeys = std::vector<std::pair<std::uint32_t, hwsig::UnavailableCode>>;
 	struct Hist {
 		std::uint32_t key = 0;
 		hwsig::Histogram::Layout layout = hwsig::Histogram::Layout::Log2;
@@ -62,14 +63,16 @@ private:
 	};
 	struct Entry {
 		std::uint64_t mono_ns = 0, realtime_ns = 0;
-		std::vector<Value> values;
-		std::vector<hwsig::Multiplexing> muxes; // of the few multiplexed (PMU) counters
+		std::shared_ptr<const Keys> keys; // of values, one each
+		std::vector<double> values;
+		// The few multiplexed (PMU) counters': (index in values, scaling).
+		std::vector<std::pair<std::uint32_t, hwsig::Multiplexing>> muxes;
 		std::vector<Hist> hists;
 		// Every histogram's non-empty slots (slot, count), one after the
 		// other: one vector per snapshot, not one per histogram.
 		std::vector<std::pair<std::uint32_t, std::uint64_t>> used;
-		// Keys of "id\0scope\0reason", with the note's code.
-		std::vector<std::pair<std::uint32_t, hwsig::UnavailableCode>> notes;
+		// Keys of "id\0scope\0reason", with the note's code: shared as keys.
+		std::shared_ptr<const NoteKeys> notes;
 		std::vector<std::uint32_t> from_zero; // keys of series names
 		// Each series' stamp (Snapshot::read_ns): a rate's time is its
 		// own source's, which the snapshot's mono_ns is not.
@@ -106,8 +109,11 @@ private:
 		// Snapshot shapes (Series::shape) known to have exactly these
 		// scopes: a series of one of them takes its keys by position,
 		// without comparing a scope (10,000 of them beside 200 VMs).
-		// Two: the daemon's snapshots alternate between two storages.
-		std::uint64_t shapes[2] = {0, 0};
+		// Four: the daemon's snapshots rotate among three storages (the
+		// one filled, the previous one, a spare), and a scrape may hold one.
+		static constexpr std::size_t kShapes = 4;
+		std::uint64_t shapes[kShapes] = {};
+		bool any_cpu = false; // per-CPU scopes among them (dropped without keep_cpu)
 	};
 	enum Kind { kCounter, kGauge, kHistogram, kKinds };
 	// One series of a snapshot: begin_series(), series_key() for each of
@@ -115,6 +121,7 @@ private:
 	void begin_series(Kind kind, const std::string &name, const std::string &source, std::uint64_t shape,
 			  bool keep_cpu);
 	std::uint32_t series_key(std::size_t at, const std::string &scope);
+	bool drop_scope(const std::string &scope); // a per-CPU scope not kept
 	void end_series(std::size_t count);
 
 	std::vector<std::string> keys_;
@@ -130,11 +137,15 @@ private:
 	};
 	std::vector<NoteKey> note_keys_;
 	std::uint32_t note_key(std::size_t at, const hwsig::UnavailableNote &n);
+	Keys keys_scratch_;          // add()'s: shared when equal to the last entry's
+	NoteKeys notes_scratch_;
 	SeriesKeys *series_ = nullptr; // the series add() is at
 	const std::string *series_name_ = nullptr;
 	std::uint64_t series_shape_ = 0;
 	bool shape_known_ = false;   // series_'s keys hold for series_shape_
 	bool scopes_changed_ = false; // series_key() rewrote one of series_'s scopes
+	bool keep_cpu_ = false;
+	bool dropped_cpu_ = false; // drop_scope() dropped one of series_'s scopes
 };
 
 // The local socket's answer to "history": a version line, then per

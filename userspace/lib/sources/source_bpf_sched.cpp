@@ -100,28 +100,20 @@ private:
 					 series::kInvoluntarySwitches, series::kVmWaitBehindNs, series::kVmPreemptedBy,
 					 series::kVmWaitBehindCpus})
 			snap.set_counts_from_zero(name);
-		// tgid -> scopes it is reported under.
-		std::map<int, std::vector<std::string>> wanted;
-		std::set<int> vm_pids;
 		// The VM list is rediscovered every few seconds: a QEMU that
 		// exited since (or a zombie) is not reported as an idle VM.
+		std::vector<int> pids;
 		if (ctx.vms) {
-			std::vector<int> pids;
 			pids.reserve(ctx.vms->size());
 			for (const Vm &vm : *ctx.vms)
 				pids.push_back(vm.pid);
-			const std::vector<bool> alive = alive_.alive(ctx.root, pids);
-			for (std::size_t i = 0; i < pids.size(); ++i)
-				if (alive[i]) {
-					const Vm &vm = (*ctx.vms)[i];
-					wanted[vm.pid].push_back(vm.scope());
-					vm_pids.insert(vm.pid);
-				}
 		}
+		std::vector<bool> alive = alive_.alive(ctx.root, pids);
 		alive_.sweep();
-		blame(collector, vm_pids, ctx, snap);
-		for (int pid : pids_)
-			wanted[pid].push_back(Scope::pid(static_cast<unsigned>(pid)).str());
+		plan_scopes(ctx, std::move(alive));
+		const std::map<int, std::vector<std::string>> &wanted = plan_.wanted;
+		const std::set<int> &vm_pids = plan_.vm_pids;
+		blame(collector, vm_pids, plan_.scope_of, snap);
 		for (int tgid : collector.selected())
 			if (!wanted.count(tgid))
 				collector.deselect(tgid);
@@ -157,7 +149,7 @@ private:
 	// The victim x culprit matrix of the VMs alive now: one counter pair
 	// per cell with any count, and the CPUs of its waits, culprits named
 	// as the VMs listed now.
-	static void blame(SchedCollector &collector, const std::set<int> &vm_pids, const SourceContext &ctx,
+	static void blame(SchedCollector &collector, const std::set<int> &vm_pids, const std::map<int, Scope> &scope_of,
 			  Snapshot &snap)
 	{
 		if (vm_pids.empty()) {
@@ -168,11 +160,6 @@ private:
 		for (int tgid : collector.watched_vms())
 			if (!vm_pids.count(tgid))
 				collector.unwatch_vm(tgid);
-		std::map<int, Scope> scope_of;
-		if (ctx.vms)
-			for (const Vm &vm : *ctx.vms)
-				if (vm_pids.count(vm.pid))
-					scope_of[vm.pid] = Scope::vm(vm.name);
 		for (const auto &[tgid, scope] : scope_of) {
 			if (!collector.watch_vm(tgid)) {
 				for (const auto &id : blame_ids())
@@ -196,10 +183,51 @@ private:
 		}
 	}
 
+	// Who is reported under which scopes: worked out again only when the
+	// VM list or a VM's liveness changed, not every interval (200 VMs'
+	// scopes, sets and maps were a third of this source's cost).
+	struct ScopePlan {
+		std::vector<int> pids;
+		std::vector<std::string> names;
+		std::vector<bool> alive;
+		std::map<int, std::vector<std::string>> wanted; // tgid -> scopes it is reported under
+		std::set<int> vm_pids;                          // the VMs alive
+		std::map<int, Scope> scope_of;                  // each of those -> its scope
+		bool made = false;
+	};
+
+	void plan_scopes(const SourceContext &ctx, std::vector<bool> alive)
+	{
+		const std::vector<Vm> none;
+		const std::vector<Vm> &vms = ctx.vms ? *ctx.vms : none;
+		bool same = plan_.made && plan_.alive == alive && plan_.pids.size() == vms.size();
+		for (std::size_t i = 0; same && i < vms.size(); ++i)
+			same = plan_.pids[i] == vms[i].pid && plan_.names[i] == vms[i].name;
+		if (same)
+			return;
+		ScopePlan plan;
+		plan.made = true;
+		for (std::size_t i = 0; i < vms.size(); ++i) {
+			const Vm &vm = vms[i];
+			plan.pids.push_back(vm.pid);
+			plan.names.push_back(vm.name);
+			if (!alive[i])
+				continue;
+			plan.wanted[vm.pid].push_back(vm.scope());
+			plan.vm_pids.insert(vm.pid);
+			plan.scope_of[vm.pid] = Scope::vm(vm.name);
+		}
+		plan.alive = std::move(alive);
+		for (int pid : pids_)
+			plan.wanted[pid].push_back(Scope::pid(static_cast<unsigned>(pid)).str());
+		plan_ = std::move(plan);
+	}
+
 	bool pids_wanted(int tgid) const { return std::find(pids_.begin(), pids_.end(), tgid) != pids_.end(); }
 
 	std::vector<int> pids_;
 	AliveWatch alive_; // the VMs' pidfds
+	ScopePlan plan_;
 	bpf_source::LazyCollector<SchedCollector> collector_;
 };
 

@@ -724,10 +724,15 @@ bool VmScanner::newcomers_are_not_vms(std::uint64_t listed_last, std::uint64_t a
 
 bool VmScanner::listed_vms_unchanged() const
 {
-	for (const auto &[pid, links] : listed_tasks_) {
+	// procfs works a task directory's link count out at each stat, from
+	// the process as it is now (2 + its threads); one that exited no
+	// longer has its threads.
+	for (const auto &t : listed_tasks_) {
 		struct stat st;
-		const std::string task = join_path(root_, "proc/" + std::to_string(pid) + "/task");
-		if (::stat(task.c_str(), &st) != 0 || st.st_nlink != links)
+		// No fd kept (the fd limit): the path, as before.
+		const int got = t.dir ? ::fstat(t.dir.get(), &st)
+				      : ::stat(join_path(root_, "proc/" + std::to_string(t.pid) + "/task").c_str(), &st);
+		if (got != 0 || st.st_nlink != t.links)
 			return false; // exited, or a thread came or went
 	}
 	return true;
@@ -781,11 +786,14 @@ std::vector<Vm> VmScanner::scan()
 	for (const auto &vm : vms) {
 		struct stat st;
 		const std::string task = join_path(root_, "proc/" + std::to_string(vm.pid) + "/task");
-		if (::stat(task.c_str(), &st) != 0) {
+		Fd dir(::open(task.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		const bool fd_limit = !dir && (errno == EMFILE || errno == ENFILE);
+		if (dir ? ::fstat(dir.get(), &st) != 0 : (!fd_limit || ::stat(task.c_str(), &st) != 0)) {
 			listed_last_pid_.reset(); // gone already: list again next time
+			listed_tasks_.clear();
 			break;
 		}
-		listed_tasks_.emplace_back(vm.pid, st.st_nlink);
+		listed_tasks_.push_back({vm.pid, std::move(dir), st.st_nlink});
 	}
 	listed_ = vms;
 	return vms;

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "hwsig/fd.h"
+
 #include "hwsig/fs.h"
 #include "hwsig/vm.h"
 
@@ -153,7 +155,15 @@ private:
 	std::uint64_t newcomer_reads_ = 0;
 	std::optional<std::uint64_t> listed_last_pid_; // read before the last listing
 	std::vector<Vm> listed_;
-	std::vector<std::pair<int, nlink_t>> listed_tasks_; // each QEMU's /proc/PID/task link count
+	// Each QEMU's /proc/PID/task, kept open, and its link count when
+	// listed: an fstat() of the kept directory is the check, no path
+	// walk (a stat of the path each was most of a quick check).
+	struct ListedTasks {
+		int pid = 0;
+		Fd dir;
+		nlink_t links = 0;
+	};
+	std::vector<ListedTasks> listed_tasks_;
 };
 
 } // namespace hwsig
