@@ -201,20 +201,20 @@ private:
 		// threads: a vCPU added or gone leaves that one snapshot without it.
 		// Added before its vCPUs' (vm:NAME sorts before vm:NAME/vcpu:N):
 		// in the order the snapshot keeps them, each is refilled in place.
-		VmVcpus &last = vms_[vm.pid];
+		VmVcpus &last = vms_[vm.name];
 		const bool fresh = last.round == 0;
-		const bool same_threads = !fresh && last.tids == vm.vcpu_tids;
+		const bool same_threads = !fresh && last.pid == vm.pid && last.tids == vm.vcpu_tids;
 		if (fresh || same_threads) {
 			snap.add_counter(series::kVcpuRunDelayNs, scope,
 					 delay_sum / static_cast<double>(vm.vcpu_tids.size()), "procfs");
 			snap.add_counter(series::kVcpuRunNs, scope, run_sum, "procfs");
 		}
 		// And in the snapshot's order among themselves: vcpu:10 before
-		// vcpu:2. The order is worked out again only when the threads or
-		// the VM's name changed (its vCPU scopes with it).
-		if (!same_threads || last.name != vm.name || last.order.size() != vcpu_stats_.size()) {
+		// vcpu:2. The order is worked out again only when the threads
+		// changed.
+		if (!same_threads || last.order.size() != vcpu_stats_.size()) {
+			last.pid = vm.pid;
 			last.tids = vm.vcpu_tids;
-			last.name = vm.name;
 			last.order.resize(vcpu_stats_.size());
 			for (std::size_t i = 0; i < last.order.size(); ++i)
 				last.order[i] = i;
@@ -231,11 +231,11 @@ private:
 		}
 	}
 
-	// Per VM (by pid): its vCPU threads as last counted, and their
-	// order by scope.
+	// Per VM (by name: its scopes are the name's): its process and vCPU
+	// threads as last counted, and their order by scope.
 	struct VmVcpus {
+		int pid = 0;
 		std::vector<int> tids;
-		std::string name;
 		std::vector<std::size_t> order; // indexes into vcpu_stats_
 		std::uint64_t round = 0;        // the last round that counted it
 	};
@@ -365,7 +365,7 @@ private:
 	std::size_t max_open_ = kept_fd_bound(4096);
 	std::uint64_t round_ = 1;
 	char buf_[256];
-	std::unordered_map<int, VmVcpus> vms_;
+	std::unordered_map<std::string, VmVcpus> vms_;
 	TaskSchedReaderOpener open_reader_;
 	std::unique_ptr<TaskSchedReader> reader_;
 	bool reader_failed_ = false;
