@@ -377,3 +377,47 @@ TEST_CASE("the history renumbers its keys without relabelling a value", "[histor
 	INFO("keys before the renumbering: " << keys_before);
 	CHECK(compacted);
 }
+
+TEST_CASE("adds by name reach their own series, in a copy, a moved snapshot and a refill alike", "[snapshot][reuse]")
+{
+	// More names in turn than the snapshot remembers, so that each is
+	// found again both ways: remembered and searched for.
+	const std::vector<std::string> names = {"a.one", "a.two", "b.three", "c.four", "d.five", "e.six"};
+	hwsig::Snapshot s;
+	for (int round = 0; round < 3; ++round)
+		for (std::size_t i = 0; i < names.size(); ++i)
+			s.add_counter(names[i], "vm:x/vcpu:" + std::to_string(round), static_cast<double>(10 * i + round),
+				      "test");
+	for (std::size_t i = 0; i < names.size(); ++i)
+		for (int round = 0; round < 3; ++round)
+			CHECK(s.counter(names[i], "vm:x/vcpu:" + std::to_string(round))->value == 10 * i + round);
+
+	// A copy's adds go to the copy's series, never to the original's.
+	hwsig::Snapshot copy = s;
+	copy.add_counter("a.one", "vm:y", 1, "test");
+	copy.add_counter("a.two", "vm:y", 2, "test");
+	CHECK(copy.counter("a.one", "vm:y")->value == 1);
+	CHECK_FALSE(s.counter("a.one", "vm:y"));
+	CHECK_FALSE(s.counter("a.two", "vm:y"));
+	copy = s; // assigned over: its own again
+	copy.add_counter("a.one", "vm:z", 3, "test");
+	CHECK_FALSE(s.counter("a.one", "vm:z"));
+
+	// Moved: the new owner adds to the series it holds.
+	hwsig::Snapshot moved = std::move(copy);
+	moved.add_counter("a.one", "vm:w", 4, "test");
+	CHECK(moved.counter("a.one", "vm:w")->value == 4);
+	CHECK(moved.counter("a.one", "vm:z")->value == 3);
+
+	// Refilled in the old one's storage: each value under its own name.
+	hwsig::Snapshot refill;
+	refill.reuse_storage(std::move(s));
+	for (std::size_t i = names.size(); i-- > 0;)
+		refill.add_counter(names[i], "vm:x/vcpu:0", static_cast<double>(100 + i), "test");
+	refill.release_spares();
+	for (std::size_t i = 0; i < names.size(); ++i) {
+		REQUIRE(refill.counter(names[i], "vm:x/vcpu:0"));
+		CHECK(refill.counter(names[i], "vm:x/vcpu:0")->value == 100 + i);
+		CHECK(refill.counters().at(names[i]).by_scope.size() == 1);
+	}
+}

@@ -5,8 +5,10 @@
 // configuration turned off or has nothing to measure yet. When a reason
 // goes, one info line says the metrics are measured again.
 //
-// Fed every snapshot with the sources' notes: the work per snapshot is
-// one hash over them; lines are built only when the hash changes.
+// Fed every snapshot with the sources' notes: the work per snapshot is a
+// comparison with the last ones, and one hash over them when they differ
+// (a transient note came or went); lines are built only when the hash
+// changes.
 // Transient notes (an idle disk) are left to NoteLog.
 #pragma once
 
@@ -42,6 +44,7 @@ public:
 
 private:
 	bool started_ = false;
+	std::vector<hwsig::UnavailableNote> last_; // the notes seen last
 	std::size_t hash_ = 0;
 	std::map<Reason, Kept> said_;
 };

@@ -60,13 +60,29 @@ template <typename Series, typename Spares> static void spare_rest(Series &serie
 	series.refill.active = false;
 }
 
-template <typename Map, typename Spares, typename Point>
-static void put(Map &map, Spares &spares, std::string_view name, std::string_view scope, Point &&point,
-		std::string_view source, std::uint64_t stamp_ns)
+// The series `name` of map, made when missing: from the cache when a
+// recent put() was to it (a compare or two instead of a search of the
+// tree by name).
+template <typename Map, typename Spares, typename Cache>
+static typename Map::iterator series_of(Map &map, Spares &spares, Cache &cache, std::string_view name,
+					std::string_view source)
 {
+	for (const auto &slot : cache.slots)
+		if (!slot.name.empty() && slot.name == name)
+			return slot.it;
 	auto it = map.find(name);
 	if (it == map.end())
 		it = series_node(map, spares, name, source);
+	cache.slots[cache.next] = {it->first, it};
+	cache.next = (cache.next + 1) % Cache::kSlots;
+	return it;
+}
+
+template <typename Map, typename Spares, typename Cache, typename Point>
+static void put(Map &map, Spares &spares, Cache &cache, std::string_view name, std::string_view scope,
+		Point &&point, std::string_view source, std::uint64_t stamp_ns)
+{
+	auto it = series_of(map, spares, cache, name, source);
 	if (stamp_ns)
 		it->second.read_ns = stamp_ns;
 	// One search at most: sources mostly add a series' scopes in order
@@ -116,6 +132,13 @@ static void put(Map &map, Spares &spares, std::string_view name, std::string_vie
 void Snapshot::reuse_storage(Snapshot &&old)
 {
 	spares_ = Spares{};
+	// Both caches name nodes of the maps handed on here.
+	for (Snapshot *s : {this, &old}) {
+		s->counter_names_.clear();
+		s->gauge_names_.clear();
+		s->histogram_names_.clear();
+		s->cpu_count_names_.clear();
+	}
 	spares_.counters.series = std::move(old.counters_);
 	spares_.gauges.series = std::move(old.gauges_);
 	spares_.histograms.series = std::move(old.histograms_);
@@ -172,31 +195,31 @@ static const typename Map::mapped_type::Point *get(const Map &map, std::string_v
 void Snapshot::add_counter(std::string_view name, std::string_view scope, double value,
 			   std::string_view source)
 {
-	put(counters_, spares_.counters, name, scope, CounterPoint{value, {}}, source, stamp_ns_);
+	put(counters_, spares_.counters, counter_names_, name, scope, CounterPoint{value, {}}, source, stamp_ns_);
 }
 
 void Snapshot::add_counter(std::string_view name, std::string_view scope, const CounterPoint &point,
 			   std::string_view source)
 {
-	put(counters_, spares_.counters, name, scope, point, source, stamp_ns_);
+	put(counters_, spares_.counters, counter_names_, name, scope, point, source, stamp_ns_);
 }
 
 void Snapshot::add_gauge(std::string_view name, std::string_view scope, double value,
 			 std::string_view source)
 {
-	put(gauges_, spares_.gauges, name, scope, value, source, stamp_ns_);
+	put(gauges_, spares_.gauges, gauge_names_, name, scope, value, source, stamp_ns_);
 }
 
 void Snapshot::add_histogram(std::string_view name, std::string_view scope, Histogram h,
 			     std::string_view source)
 {
-	put(histograms_, spares_.histograms, name, scope, std::move(h), source, stamp_ns_);
+	put(histograms_, spares_.histograms, histogram_names_, name, scope, std::move(h), source, stamp_ns_);
 }
 
 void Snapshot::add_cpu_counts(std::string_view name, std::string_view scope, CpuCounts counts,
 			      std::string_view source)
 {
-	put(cpu_counts_, spares_.cpu_counts, name, scope, std::move(counts), source, stamp_ns_);
+	put(cpu_counts_, spares_.cpu_counts, cpu_count_names_, name, scope, std::move(counts), source, stamp_ns_);
 }
 
 void Snapshot::add_unavailable(std::string_view id, std::string_view scope, UnavailableCode code,

@@ -103,6 +103,8 @@ struct UnavailableNote {
 	std::string scope; // "system" if it applies to every scope
 	UnavailableCode code; // for alerts: fixed, whatever the detail says
 	std::string reason;   // the detail, for people: may carry live counts
+
+	bool operator==(const UnavailableNote &) const = default;
 };
 
 // CLOCK_MONOTONIC now, in ns: what Snapshot::stamp_readings takes.
@@ -208,10 +210,50 @@ private:
 		Spares &operator=(Spares &&) = default;
 	};
 
+	// The series a source added to last, found again without a search of
+	// the map by name: 200 VMs' vCPUs are thousands of adds an interval,
+	// a few names in turn. Each slot's name views its node's key, stable
+	// while the node is in the map; a copy or move starts empty, and so
+	// does a snapshot whose maps were handed on (reuse_storage).
+	template <typename Map> struct NameCache {
+		struct Slot {
+			std::string_view name;
+			typename Map::iterator it{};
+		};
+		static constexpr std::size_t kSlots = 4;
+		Slot slots[kSlots];
+		std::size_t next = 0; // the slot written over next
+
+		NameCache() = default;
+		NameCache(const NameCache &) {}
+		NameCache &operator=(const NameCache &)
+		{
+			clear();
+			return *this;
+		}
+		NameCache(NameCache &&o) noexcept { o.clear(); }
+		NameCache &operator=(NameCache &&o) noexcept
+		{
+			clear();
+			o.clear();
+			return *this;
+		}
+		void clear()
+		{
+			for (Slot &slot : slots)
+				slot = Slot{};
+			next = 0;
+		}
+	};
+
 	Counters counters_;
 	Gauges gauges_;
 	Histograms histograms_;
 	CpuCountSeries cpu_counts_;
+	NameCache<Counters> counter_names_;
+	NameCache<Gauges> gauge_names_;
+	NameCache<Histograms> histogram_names_;
+	NameCache<CpuCountSeries> cpu_count_names_;
 	// The notes. After reuse_storage() they are refilled in place: `all`
 	// keeps the old snapshot's notes (their strings and the capacity),
 	// the first `live` of them are this one's, the rest are written over
