@@ -207,3 +207,28 @@ TEST_CASE("AliveWatch: a batch under a fixture root reads the status files", "[p
 	CHECK(watch.alive(tree.root(), {101, 104, 300, 101}) == std::vector<bool>{true, false, false, true});
 	CHECK(watch.open_count() == 0);
 }
+
+TEST_CASE("AliveWatch: more exits at once than one wait names are all seen", "[procfs][alive]")
+{
+	// The exits are collected 64 at a time: 70 processes that all exited
+	// between two questions are all gone, and the 71st, alive, is not.
+	hwsig::AliveWatch watch;
+	std::vector<int> pids;
+	for (int i = 0; i < 71; ++i) {
+		const pid_t pid = paused_child();
+		REQUIRE(pid > 0);
+		pids.push_back(pid);
+	}
+	CHECK(watch.alive("/", pids) == std::vector<bool>(71, true));
+	CHECK(watch.open_count() == 71);
+	for (int i = 0; i < 70; ++i)
+		kill_and_reap(pids[static_cast<std::size_t>(i)]);
+	std::vector<bool> expect(71, false);
+	expect.back() = true;
+	CHECK(watch.alive("/", pids) == expect);
+	CHECK(watch.open_count() == 1);
+	// And the survivor's answer stays its own.
+	CHECK(watch.alive("/", std::vector<int>{pids.back()}) == std::vector<bool>{true});
+	kill_and_reap(pids.back());
+	CHECK(watch.alive("/", std::vector<int>{pids.back()}) == std::vector<bool>{false});
+}

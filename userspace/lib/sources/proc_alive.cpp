@@ -1,11 +1,12 @@
 #include "hwsig/proc_alive.h"
 
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <iterator>
+#include <utility>
 
 #include "hwsig/fs.h"
 #include "hwsig/parse.h"
@@ -34,59 +35,83 @@ bool AliveWatch::alive(const std::string &root, int pid)
 	return alive(root, std::vector<int>{pid}).front();
 }
 
+bool AliveWatch::collect_exits()
+{
+	if (!epoll_) {
+		epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
+		if (!epoll_)
+			return false;
+	}
+	struct epoll_event events[64];
+	for (;;) {
+		const int n = ::epoll_wait(epoll_.get(), events, 64, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		for (int k = 0; k < n; ++k) {
+			auto it = watched_.find(static_cast<int>(events[k].data.u64));
+			if (it == watched_.end())
+				continue;
+			// Readable for good: out of the set, so that the next wait
+			// names only new exits.
+			it->second.exited = true;
+			::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.pidfd.get(), nullptr);
+		}
+		if (n < 64)
+			return true;
+	}
+}
+
+bool AliveWatch::watch(int pid, Fd pidfd)
+{
+	struct epoll_event ev = {};
+	ev.events = EPOLLIN;
+	ev.data.u64 = static_cast<std::uint64_t>(pid);
+	if (!epoll_ || ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, pidfd.get(), &ev) != 0)
+		return false;
+	watched_[pid] = Watched{std::move(pidfd), round_, false};
+	return true;
+}
+
 std::vector<bool> AliveWatch::alive(const std::string &root, const std::vector<int> &pids)
 {
 	std::vector<bool> out(pids.size(), false);
 	const bool live_proc = root.empty() || root == "/";
-	std::vector<struct pollfd> fds;
-	std::vector<std::size_t> asked; // fds[k] answers for pids[asked[k]]
-	fds.reserve(pids.size());
-	asked.reserve(pids.size());
+	const bool asked = pidfds_ && live_proc && !pids.empty() && collect_exits();
 	for (std::size_t i = 0; i < pids.size(); ++i) {
 		const int pid = pids[i];
-		if (!pidfds_ || !live_proc || pid <= 0) {
+		if (!asked || pid <= 0) {
 			out[i] = process_alive(root, pid);
 			continue;
 		}
-		auto it = watched_.find(pid);
-		if (it == watched_.end()) {
-			const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-			if (fd < 0) {
-				if (errno == ESRCH)
-					continue;
-				if (errno == ENOSYS || errno == EPERM)
-					pidfds_ = false;
-				out[i] = process_alive(root, pid);
-				continue;
-			}
-			// A pid may have been reused since discovery listed it: the
-			// first answer is the status file's, later ones the pidfd's.
-			it = watched_.emplace(pid, Watched{Fd(static_cast<int>(fd)), 0}).first;
-			if (!process_alive(root, pid)) {
+		if (auto it = watched_.find(pid); it != watched_.end()) {
+			if (it->second.exited) {
+				// Its pidfd says so forever, but the pid may come back
+				// as another process (a new QEMU after a wrap): ask
+				// afresh then.
 				watched_.erase(it);
 				continue;
 			}
-		}
-		it->second.round = round_;
-		fds.push_back({it->second.pidfd.get(), POLLIN, 0});
-		asked.push_back(i);
-	}
-	if (fds.empty())
-		return out;
-	const int ready = ::poll(fds.data(), fds.size(), 0);
-	for (std::size_t k = 0; k < fds.size(); ++k) {
-		const std::size_t i = asked[k];
-		if (ready < 0) {
-			out[i] = process_alive(root, pids[i]);
-		} else if (fds[k].revents) {
-			// Exited: its pidfd says so forever, but the pid may come
-			// back as another process (a new QEMU after a wrap): ask
-			// afresh then. A pid listed twice was polled twice through
-			// the same pidfd, closed only now.
-			watched_.erase(pids[i]);
-		} else {
+			it->second.round = round_;
 			out[i] = true;
+			continue;
 		}
+		const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+		if (fd < 0) {
+			if (errno == ESRCH)
+				continue;
+			if (errno == ENOSYS || errno == EPERM)
+				pidfds_ = false;
+			out[i] = process_alive(root, pid);
+			continue;
+		}
+		// A pid may have been reused since discovery listed it: the first
+		// answer is the status file's, later ones the epoll set's.
+		Fd pidfd(static_cast<int>(fd));
+		out[i] = process_alive(root, pid);
+		if (out[i])
+			watch(pid, std::move(pidfd));
 	}
 	return out;
 }
