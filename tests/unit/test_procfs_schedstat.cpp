@@ -322,3 +322,56 @@ TEST_CASE("vCPU wait: per vCPU and the VM's mean, over the interval, none for th
 		CHECK_FALSE(metric(iv, kWait, "vm:web01/vcpu:3"));
 	}
 }
+
+TEST_CASE("schedstat source: each vCPU's figures stay its own while a VM's threads go, come back and reorder",
+	  "[procfs][schedstat][source]")
+{
+	// One source over five rounds: a VM's threads are found again without
+	// a search while they stay the same, and its kept tasks are dropped
+	// and made anew when they change (under ASan, a task kept past its
+	// sweep would be a use after free).
+	TempTree t;
+	std::filesystem::copy(fixture("kvm-host"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	auto set_delay = [&](int tid, long long delay_ns) {
+		t.put("proc/2101/task/" + std::to_string(tid) + "/schedstat",
+		      "8000000000 " + std::to_string(delay_ns) + " 4000\n");
+	};
+	auto src = make_schedstat_source();
+	auto delay_of = [](const Snapshot &s, int vcpu) {
+		return counter(s, series::kVcpuRunDelayNs, "vm:web01/vcpu:" + std::to_string(vcpu));
+	};
+	const std::vector<int> all = {2110, 2111, 2112, 2113};
+	std::vector<Vm> vms = {make_vm(2101, "web01", all)};
+
+	auto s1 = collect(*src, t.root(), &vms);
+	for (int n = 0; n < 4; ++n)
+		CHECK(delay_of(s1, n) == 2e6 * (n + 1));
+
+	vms[0].vcpu_tids = {2110, 2111, 2112};
+	set_delay(2110, 111);
+	auto s2 = collect(*src, t.root(), &vms);
+	CHECK(delay_of(s2, 0) == 111);
+	CHECK(delay_of(s2, 2) == 6e6);
+	CHECK_FALSE(delay_of(s2, 3));
+
+	vms[0].vcpu_tids = all;
+	set_delay(2113, 333);
+	auto s3 = collect(*src, t.root(), &vms);
+	CHECK(delay_of(s3, 3) == 333);
+	CHECK(delay_of(s3, 0) == 111);
+
+	// The same threads in another order, then again: the scope follows
+	// each thread's "CPU n/KVM", not its place in the list.
+	vms[0].vcpu_tids = {2113, 2112, 2111, 2110};
+	set_delay(2111, 222);
+	for (int round = 0; round < 2; ++round) {
+		set_delay(2112, 444 + round);
+		auto s = collect(*src, t.root(), &vms);
+		CHECK(delay_of(s, 0) == 111);
+		CHECK(delay_of(s, 1) == 222);
+		CHECK(delay_of(s, 2) == 444 + round);
+		CHECK(delay_of(s, 3) == 333);
+		CHECK(counter(s, series::kSchedstatRunDelayNs, "vm:web01") == 111 + 222 + 444 + round + 333);
+	}
+}
