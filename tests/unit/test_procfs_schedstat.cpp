@@ -375,3 +375,36 @@ TEST_CASE("schedstat source: each vCPU's figures stay its own while a VM's threa
 		CHECK(counter(s, series::kSchedstatRunDelayNs, "vm:web01") == 111 + 222 + 444 + round + 333);
 	}
 }
+
+TEST_CASE("schedstat source: a VM that stays the same keeps its tasks while another VM's threads change",
+	  "[procfs][schedstat][source]")
+{
+	// The tasks of a VM found again without a search are not read by
+	// name in that round: the sweep that another VM's change sets off
+	// must keep them (under ASan, dropping them is a use after free in
+	// the rounds after).
+	TempTree t;
+	std::filesystem::copy(fixture("kvm-host"), t.root(),
+			      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+	for (int n = 0; n < 2; ++n) {
+		const std::string dir = "proc/2201/task/" + std::to_string(2210 + n);
+		t.put(dir + "/comm", "CPU " + std::to_string(n) + "/KVM\n");
+		t.put(dir + "/schedstat", "1000 " + std::to_string(70 + n) + " 10\n");
+	}
+	auto src = make_schedstat_source();
+	std::vector<Vm> vms = {make_vm(2101, "web01", {2110, 2111, 2112, 2113}), make_vm(2201, "app02", {2210, 2211})};
+	auto app_delay = [](const Snapshot &s, int vcpu) {
+		return counter(s, series::kVcpuRunDelayNs, "vm:app02/vcpu:" + std::to_string(vcpu));
+	};
+	collect(*src, t.root(), &vms);
+	collect(*src, t.root(), &vms); // app02 (and web01) from their kept tasks from now on
+	for (int round = 0; round < 3; ++round) {
+		// web01 loses and regains a vCPU: a sweep each round.
+		vms[0].vcpu_tids = round % 2 ? std::vector<int>{2110, 2111, 2112, 2113} : std::vector<int>{2110, 2111};
+		t.put("proc/2201/task/2211/schedstat", "1000 " + std::to_string(80 + round) + " 10\n");
+		auto s = collect(*src, t.root(), &vms);
+		CHECK(app_delay(s, 0) == 70);
+		CHECK(app_delay(s, 1) == 80 + round);
+		CHECK(counter(s, series::kSchedstatRunDelayNs, "vm:app02") == 70 + 80 + round);
+	}
+}

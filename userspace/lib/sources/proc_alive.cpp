@@ -43,7 +43,10 @@ bool AliveWatch::collect_exits()
 			return false;
 	}
 	struct epoll_event events[64];
-	for (;;) {
+	// Each wait names exits not named before (a named pidfd leaves the
+	// set), so this many waits drain them; bounded all the same, so that
+	// the sampling thread never spins on a set that keeps answering.
+	for (std::size_t waits = watched_.size() / 64 + 2; waits > 0; --waits) {
 		const int n = ::epoll_wait(epoll_.get(), events, 64, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -61,17 +64,16 @@ bool AliveWatch::collect_exits()
 		if (n < 64)
 			return true;
 	}
+	return true;
 }
 
-bool AliveWatch::watch(int pid, Fd pidfd)
+void AliveWatch::watch(int pid, Fd pidfd)
 {
 	struct epoll_event ev = {};
 	ev.events = EPOLLIN;
 	ev.data.u64 = static_cast<std::uint64_t>(pid);
-	if (!epoll_ || ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, pidfd.get(), &ev) != 0)
-		return false;
-	watched_[pid] = Watched{std::move(pidfd), round_, false};
-	return true;
+	if (epoll_ && ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, pidfd.get(), &ev) == 0)
+		watched_[pid] = Watched{std::move(pidfd), round_, false};
 }
 
 std::vector<bool> AliveWatch::alive(const std::string &root, const std::vector<int> &pids)

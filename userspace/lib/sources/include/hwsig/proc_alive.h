@@ -49,9 +49,9 @@ private:
 	// Marks the watched processes that exited since the last call; false
 	// when the set cannot be asked (the status files answer then).
 	bool collect_exits();
-	// Keeps pid's new pidfd in watched_ and in the epoll set; false (fd
-	// closed) when the set refuses it.
-	bool watch(int pid, Fd pidfd);
+	// Keeps pid's new pidfd in watched_ and in the epoll set; closes it
+	// when the set refuses it (the next question opens it again).
+	void watch(int pid, Fd pidfd);
 
 	std::unordered_map<int, Watched> watched_;
 	Fd epoll_;
